@@ -1,0 +1,235 @@
+//! Batches built ahead on worker threads and handed out in a fixed order.
+//!
+//! Burn's `MultiThreadDataLoader` sends batches back in whichever order its threads finish, so two
+//! runs of the same experiment may train on differently ordered batches. This loader gives batch
+//! `k` of an epoch to worker `k mod n` and reads results back worker by worker in the same rotation:
+//! work is parallel, delivery is sequential, and the order is that of [`epoch_batches`] whatever
+//! the worker count. Worker threads live as long as the loader, not one epoch.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::{Dataset, DatasetError};
+use burn::tensor::Device;
+
+use super::order::epoch_batches;
+
+/// Batches each worker may have built ahead of the training thread.
+const PREFETCH_PER_WORKER: usize = 2;
+
+/// Why a batch could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// The dataset failed to return an item.
+    #[error("the dataset could not return an item: {0}")]
+    Dataset(#[from] DatasetError),
+    /// The batcher panicked; the panic message is kept.
+    #[error("the batcher panicked: {0}")]
+    BatcherPanicked(String),
+    /// A worker thread stopped without answering (it can only have panicked outside the batcher).
+    #[error("a data loader worker thread stopped unexpectedly")]
+    WorkerLost,
+}
+
+/// What a worker needs to turn a list of indices into a batch.
+struct Source<I, B> {
+    dataset: Arc<dyn Dataset<I>>,
+    batcher: Arc<dyn Batcher<I, B>>,
+    device: Device,
+}
+
+impl<I, B> Source<I, B> {
+    fn build(&self, indices: Vec<usize>) -> Result<B, DataError> {
+        let items = self.dataset.get_many(indices)?;
+        // A panicking batcher must surface as an error instead of a worker that never answers.
+        catch_unwind(AssertUnwindSafe(|| self.batcher.batch(items, &self.device))).map_err(|p| {
+            let message = p
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            DataError::BatcherPanicked(message)
+        })
+    }
+}
+
+struct Worker<B> {
+    jobs: Option<Sender<Vec<usize>>>,
+    results: Receiver<Result<B, DataError>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<B> Drop for Worker<B> {
+    fn drop(&mut self) {
+        // Closing the job channel ends the worker's loop.
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A dataset, a batcher and the batching options of one split.
+pub struct Loader<I, B> {
+    source: Arc<Source<I, B>>,
+    batch_size: usize,
+    shuffle: Option<u64>,
+    workers: Vec<Worker<B>>,
+}
+
+impl<I, B> Loader<I, B>
+where
+    I: Clone + Send + Sync + 'static,
+    B: Send + 'static,
+{
+    /// A loader building batches on `device` with `workers` threads (0: on the caller's thread).
+    pub fn new(
+        name: &str,
+        dataset: Arc<dyn Dataset<I>>,
+        batcher: Arc<dyn Batcher<I, B>>,
+        device: Device,
+        batch_size: usize,
+        shuffle: Option<u64>,
+        workers: usize,
+    ) -> std::io::Result<Self> {
+        let source = Arc::new(Source {
+            dataset,
+            batcher,
+            device,
+        });
+        let workers = (0..workers)
+            .map(|index| spawn_worker(format!("dsl-loader-{name}-{index}"), source.clone()))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        Ok(Self {
+            source,
+            batch_size,
+            shuffle,
+            workers,
+        })
+    }
+
+    /// Number of items in the dataset.
+    pub fn num_items(&self) -> usize {
+        self.source.dataset.len()
+    }
+
+    /// The batches of `epoch` (1-based), in plan order.
+    pub fn epoch(&self, epoch: usize) -> EpochBatches<'_, I, B> {
+        let plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
+        let sizes = plan.iter().map(Vec::len).collect();
+        let mut batches = EpochBatches {
+            loader: self,
+            plan,
+            sizes,
+            submitted: 0,
+            received: 0,
+            items_done: 0,
+        };
+        let ahead = self.workers.len() * PREFETCH_PER_WORKER;
+        while batches.submitted < batches.plan.len().min(ahead) {
+            batches.submit_next();
+        }
+        batches
+    }
+}
+
+fn spawn_worker<I, B>(name: String, source: Arc<Source<I, B>>) -> std::io::Result<Worker<B>>
+where
+    I: Send + Sync + 'static,
+    B: Send + 'static,
+{
+    let (job_tx, job_rx) = mpsc::channel::<Vec<usize>>();
+    let (result_tx, result_rx) = mpsc::channel();
+    let thread = std::thread::Builder::new().name(name).spawn(move || {
+        for indices in job_rx {
+            if result_tx.send(source.build(indices)).is_err() {
+                break;
+            }
+        }
+    })?;
+    Ok(Worker {
+        jobs: Some(job_tx),
+        results: result_rx,
+        thread: Some(thread),
+    })
+}
+
+/// The batches of one epoch. Dropping it early waits for the batches already handed to workers,
+/// so the next epoch starts from empty queues.
+pub struct EpochBatches<'a, I, B> {
+    loader: &'a Loader<I, B>,
+    plan: Vec<Vec<usize>>,
+    sizes: Vec<usize>,
+    submitted: usize,
+    received: usize,
+    items_done: usize,
+}
+
+impl<I, B> EpochBatches<'_, I, B> {
+    /// Number of batches in this epoch.
+    pub fn len(&self) -> usize {
+        self.plan.len()
+    }
+
+    /// Whether this epoch has no batch.
+    pub fn is_empty(&self) -> bool {
+        self.plan.is_empty()
+    }
+
+    /// Items delivered so far in this epoch.
+    pub fn items_done(&self) -> usize {
+        self.items_done
+    }
+
+    fn submit_next(&mut self) {
+        let workers = &self.loader.workers;
+        let job = std::mem::take(&mut self.plan[self.submitted]);
+        let worker = &workers[self.submitted % workers.len()];
+        // A send fails only if the worker is gone; `next` then reports `WorkerLost`.
+        if let Some(jobs) = &worker.jobs {
+            let _ = jobs.send(job);
+        }
+        self.submitted += 1;
+    }
+}
+
+impl<I, B> Iterator for EpochBatches<'_, I, B> {
+    type Item = Result<B, DataError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.received == self.plan.len() {
+            return None;
+        }
+        let index = self.received;
+        let workers = &self.loader.workers;
+        let batch = if workers.is_empty() {
+            self.loader
+                .source
+                .build(std::mem::take(&mut self.plan[index]))
+        } else {
+            let result = workers[index % workers.len()]
+                .results
+                .recv()
+                .unwrap_or(Err(DataError::WorkerLost));
+            if self.submitted < self.plan.len() {
+                self.submit_next();
+            }
+            result
+        };
+        self.received += 1;
+        self.items_done += self.sizes[index];
+        Some(batch)
+    }
+}
+
+impl<I, B> Drop for EpochBatches<'_, I, B> {
+    fn drop(&mut self) {
+        let workers = &self.loader.workers;
+        for index in self.received..self.submitted {
+            let _ = workers[index % workers.len()].results.recv();
+        }
+    }
+}

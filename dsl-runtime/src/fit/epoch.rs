@@ -1,0 +1,203 @@
+//! One training epoch and one validation epoch.
+
+use burn::data::dataloader::Progress;
+use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
+use burn::optim::{GradientsAccumulator, ModuleOptimizer};
+use burn::train::metric::MetricMetadata;
+use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
+
+use super::{FitError, TrainOutputOf, ValidOutputOf};
+use crate::data::Loader;
+use crate::history::{History, Split};
+use crate::metric::SplitMetric;
+use crate::output::run_dir::RunDir;
+
+/// Where an epoch's values go.
+pub(super) struct EpochState<'a> {
+    pub epoch: usize,
+    pub history: &'a mut History,
+    pub run_dir: &'a mut RunDir,
+}
+
+impl EpochState<'_> {
+    fn io(&self, source: std::io::Error) -> FitError {
+        FitError::RunDir {
+            path: self.run_dir.path().to_owned(),
+            source,
+        }
+    }
+
+    /// Reduces every metric of a split to its epoch value and records it.
+    fn finish<O>(
+        &mut self,
+        split: Split,
+        metrics: &mut [Box<dyn SplitMetric<O>>],
+        series: &[usize],
+    ) -> Result<(), FitError> {
+        for (metric, &index) in metrics.iter_mut().zip(series) {
+            let value = metric.finish_epoch().map_err(|source| FitError::Metric {
+                split,
+                metric: metric.key().to_owned(),
+                source,
+            })?;
+            self.history.record_epoch(index, self.epoch, value);
+            self.run_dir
+                .epoch_row(self.epoch, split, metric.key(), value)
+                .map_err(|e| self.io(e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The model and what moves it: the optimizer and the learning-rate schedule.
+pub(super) struct TrainState<M> {
+    pub model: M,
+    pub optimizer: ModuleOptimizer,
+    pub lr_scheduler: ModuleLrScheduler,
+    /// The rate of the last optimizer step; Burn's Learner also starts it at 0.
+    lr: ModuleLearningRate,
+}
+
+impl<M: LearnerModel> TrainState<M> {
+    pub fn new(model: M, optimizer: ModuleOptimizer, lr_scheduler: ModuleLrScheduler) -> Self {
+        Self {
+            model,
+            optimizer,
+            lr_scheduler,
+            lr: 0.0.into(),
+        }
+    }
+
+    /// One pass over the training split. `steps_before` is the global step count at the start of
+    /// the epoch, so step numbers do not depend on where a run was resumed.
+    pub fn train_epoch<I>(
+        &mut self,
+        loader: &Loader<I, <M as TrainStep>::Input>,
+        grad_accumulation: Option<usize>,
+        steps_before: usize,
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochState<'_>,
+    ) -> Result<(), FitError>
+    where
+        I: Clone + Send + Sync + 'static,
+    {
+        let epoch = ctx.epoch;
+        let mut batches = loader.epoch(epoch);
+        let num_batches = batches.len();
+        let mut accumulator = GradientsAccumulator::<M>::new();
+        let mut accumulated = 0;
+        let mut index = 0;
+        while let Some(batch) = batches.next() {
+            index += 1;
+            let step = steps_before + index;
+            let batch = batch.map_err(|source| FitError::Data {
+                split: Split::Train,
+                epoch,
+                batch: index,
+                source,
+            })?;
+
+            let output = TrainStep::step(&self.model, batch);
+            let grads = match grad_accumulation {
+                None => Some(output.grads),
+                Some(n) => {
+                    accumulator.accumulate(&self.model, output.grads);
+                    accumulated += 1;
+                    (accumulated == n || index == num_batches).then(|| {
+                        accumulated = 0;
+                        accumulator.grads()
+                    })
+                }
+            };
+            if let Some(grads) = grads {
+                self.lr = self.lr_scheduler.step();
+                self.model =
+                    self.model
+                        .clone()
+                        .optimize(&mut self.optimizer, self.lr.clone(), grads);
+            }
+
+            let item = output.item.sync()?;
+            let metadata = MetricMetadata {
+                progress: Progress {
+                    items_processed: batches.items_done(),
+                    items_total: loader.num_items(),
+                    unit: Some("items".to_owned()),
+                },
+                iteration: Some(index),
+                lr: Some(self.lr.clone()),
+            };
+            for (metric, &series_index) in metrics.iter_mut().zip(series) {
+                let value = metric
+                    .update(&item, &metadata)
+                    .map_err(|source| FitError::Metric {
+                        split: Split::Train,
+                        metric: metric.key().to_owned(),
+                        source,
+                    })?;
+                let Some(value) = value else { continue };
+                ctx.history.record_step(series_index, value);
+                ctx.run_dir
+                    .step_row(step, epoch, Split::Train, metric.key(), value)
+                    .map_err(|e| ctx.io(e))?;
+                if metric.key() == "loss" && !value.is_finite() {
+                    return Err(FitError::NonFiniteLoss {
+                        epoch,
+                        step,
+                        value: value as f32,
+                    });
+                }
+            }
+        }
+        ctx.finish(Split::Train, metrics, series)
+    }
+}
+
+/// One pass over the validation split with the model in inference mode, on the non-autodiff
+/// device: no graph is recorded.
+pub(super) fn valid_epoch<M, I>(
+    model: &M,
+    loader: &Loader<I, <M as InferenceStep>::Input>,
+    metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
+    series: &[usize],
+    ctx: &mut EpochState<'_>,
+) -> Result<(), FitError>
+where
+    M: LearnerModel,
+    I: Clone + Send + Sync + 'static,
+{
+    let epoch = ctx.epoch;
+    let model = model.valid();
+    let mut batches = loader.epoch(epoch);
+    let mut index = 0;
+    while let Some(batch) = batches.next() {
+        index += 1;
+        let batch = batch.map_err(|source| FitError::Data {
+            split: Split::Valid,
+            epoch,
+            batch: index,
+            source,
+        })?;
+        let item = InferenceStep::step(&model, batch).sync()?;
+        let metadata = MetricMetadata {
+            progress: Progress {
+                items_processed: batches.items_done(),
+                items_total: loader.num_items(),
+                unit: Some("items".to_owned()),
+            },
+            iteration: Some(index),
+            lr: None,
+        };
+        for metric in metrics.iter_mut() {
+            metric
+                .update(&item, &metadata)
+                .map_err(|source| FitError::Metric {
+                    split: Split::Valid,
+                    metric: metric.key().to_owned(),
+                    source,
+                })?;
+        }
+    }
+    ctx.finish(Split::Valid, metrics, series)
+}

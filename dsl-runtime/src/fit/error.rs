@@ -1,0 +1,77 @@
+//! Why a run stopped.
+
+use std::path::PathBuf;
+
+use burn::tensor::TensorReadError;
+
+use crate::data::DataError;
+use crate::history::Split;
+
+/// Why [`Fit::run`](super::Fit::run) returned without finishing.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    /// A setting cannot train.
+    #[error("invalid fit option `{option}`: {message}")]
+    InvalidOption {
+        /// The setting, as named in [`FitOptions`](super::FitOptions).
+        option: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A split has no sample.
+    #[error("the {split} dataset is empty: give it at least one sample")]
+    EmptyDataset {
+        /// The empty split.
+        split: Split,
+    },
+    /// The run directory cannot be created or written; raised before the first epoch.
+    #[error(
+        "cannot write the run directory {path}: {source}; choose a writable folder (FitOptions::artifacts)"
+    )]
+    RunDir {
+        /// The run directory.
+        path: PathBuf,
+        /// The underlying failure.
+        source: std::io::Error,
+    },
+    /// Starting the loader's worker threads failed.
+    #[error("cannot start data loader threads: {0}; lower `workers`")]
+    Workers(std::io::Error),
+    /// A batch could not be built.
+    #[error("epoch {epoch}, {split} batch {batch}: {source}")]
+    Data {
+        /// The split being loaded.
+        split: Split,
+        /// The epoch being run.
+        epoch: usize,
+        /// 1-based batch index within the epoch.
+        batch: usize,
+        /// The underlying failure.
+        source: DataError,
+    },
+    /// A metric could not read its tensors back from the device.
+    #[error("metric {split}.{metric} could not read its input: {source}")]
+    Metric {
+        /// The split of the metric.
+        split: Split,
+        /// The metric's key.
+        metric: String,
+        /// The underlying failure.
+        source: TensorReadError,
+    },
+    /// The device failed while finishing a step's work.
+    #[error("the device failed: {0}")]
+    Device(#[from] burn::tensor::ExecutionError),
+    /// The training loss became NaN or infinite; training stopped before the next step.
+    #[error(
+        "the training loss is {value} at epoch {epoch}, step {step}: lower the learning rate or check the data"
+    )]
+    NonFiniteLoss {
+        /// The epoch of the step.
+        epoch: usize,
+        /// The global, 1-based step.
+        step: usize,
+        /// The offending loss value.
+        value: f32,
+    },
+}

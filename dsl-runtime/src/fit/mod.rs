@@ -1,0 +1,301 @@
+//! The fit loop: Burn's training step order, our data order, outputs a person can read.
+
+mod epoch;
+mod error;
+mod options;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::Dataset;
+use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
+use burn::optim::ModuleOptimizer;
+use burn::tensor::Device;
+use burn::train::{InferenceStep, LearnerModel, TrainStep};
+use serde::Serialize;
+
+pub use error::FitError;
+pub use options::FitOptions;
+
+use crate::data::Loader;
+use crate::history::{History, Split};
+use crate::metric::SplitMetric;
+use crate::output::console;
+use crate::output::run_dir::RunDir;
+use epoch::{EpochState, TrainState};
+
+/// The output of the model's training step.
+pub type TrainOutputOf<M> = <M as TrainStep>::Output;
+/// The output of the model's inference (validation) step.
+pub type ValidOutputOf<M> = <M as InferenceStep>::Output;
+
+/// Train and valid datasets of items `I`, and the batcher turning items into the model's inputs.
+pub struct Data<I, B> {
+    train: Arc<dyn Dataset<I>>,
+    valid: Arc<dyn Dataset<I>>,
+    batcher: B,
+}
+
+impl<I, B> Data<I, B> {
+    /// Any two Burn datasets and a Burn batcher.
+    pub fn new(
+        train: impl Dataset<I> + 'static,
+        valid: impl Dataset<I> + 'static,
+        batcher: B,
+    ) -> Self {
+        Self {
+            train: Arc::new(train),
+            valid: Arc::new(valid),
+            batcher,
+        }
+    }
+}
+
+/// A configured run: model, optimizer, learning-rate schedule, options and metrics.
+///
+/// See `dsl-runtime/tests/seed_classification.rs` for a complete run next to the hand-written
+/// Burn loop it reproduces.
+pub struct Fit<M: LearnerModel> {
+    model: M,
+    optimizer: ModuleOptimizer,
+    lr_scheduler: ModuleLrScheduler,
+    options: FitOptions,
+    train_metrics: Vec<Box<dyn SplitMetric<TrainOutputOf<M>>>>,
+    valid_metrics: Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
+    hyperparameters: serde_json::Value,
+}
+
+/// What a finished run hands back.
+pub struct FitReport<M> {
+    /// The trained model in inference mode (`Module::valid`), as Burn's `LearningResult` gives
+    /// it. To train it further call `.train()` on it first; see [`FitReport::resume`].
+    pub model: M,
+    /// The optimizer with its state (Adam moments, ...), to continue training.
+    pub optimizer: ModuleOptimizer,
+    /// The learning-rate schedule at the step it reached, to continue training.
+    pub lr_scheduler: ModuleLrScheduler,
+    /// Every metric value, per epoch and per training step.
+    pub history: History,
+    /// The last epoch trained.
+    pub last_epoch: usize,
+    /// Where `config.json` and `metrics.csv` were written.
+    pub run_dir: std::path::PathBuf,
+}
+
+impl<M: LearnerModel> FitReport<M> {
+    /// A [`Fit`] that continues this run where it stopped: the model back in training mode, the
+    /// optimizer and schedule with their state, and the same options with `first_epoch` set to
+    /// the next epoch, so shuffling continues as if the run had never stopped. Set `epochs` on it
+    /// and add the metrics again before calling [`Fit::run`].
+    pub fn resume(self, options: FitOptions) -> Fit<M> {
+        Fit::new(self.model.train(), self.optimizer, self.lr_scheduler).options(FitOptions {
+            first_epoch: self.last_epoch + 1,
+            ..options
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct RunConfig<'a> {
+    #[serde(flatten)]
+    options: &'a FitOptions,
+    metrics: MetricKeys,
+    hyperparameters: &'a serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct MetricKeys {
+    train: Vec<String>,
+    valid: Vec<String>,
+}
+
+impl<M: LearnerModel> Fit<M> {
+    /// A run of `model` with `optimizer` (e.g. `AdamConfig::new().init()`) and a learning-rate
+    /// schedule: a number for a constant rate, or any of Burn's `LrScheduler`s.
+    pub fn new(
+        model: M,
+        optimizer: impl Into<ModuleOptimizer>,
+        lr_schedule: impl Into<ModuleLrScheduler>,
+    ) -> Self {
+        Self {
+            model,
+            optimizer: optimizer.into(),
+            lr_scheduler: lr_schedule.into(),
+            options: FitOptions::default(),
+            train_metrics: Vec::new(),
+            valid_metrics: Vec::new(),
+            hyperparameters: serde_json::Value::Null,
+        }
+    }
+
+    /// Replaces every scalar option at once.
+    pub fn options(mut self, options: FitOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The options as set so far.
+    pub fn current_options(&self) -> &FitOptions {
+        &self.options
+    }
+
+    /// Changes the options in place: `fit.with_options(|o| o.epochs = 3)`.
+    pub fn with_options(mut self, change: impl FnOnce(&mut FitOptions)) -> Self {
+        change(&mut self.options);
+        self
+    }
+
+    /// Records a metric on the training split. The step output must be able to feed it
+    /// (`TrainStep::Output: Adaptor<Metric::Input>`), which the compiler checks.
+    pub fn train_metric(mut self, metric: impl SplitMetric<TrainOutputOf<M>> + 'static) -> Self {
+        self.train_metrics.push(Box::new(metric));
+        self
+    }
+
+    /// Records a metric on the validation split (see [`Fit::train_metric`]).
+    pub fn valid_metric(mut self, metric: impl SplitMetric<ValidOutputOf<M>> + 'static) -> Self {
+        self.valid_metrics.push(Box::new(metric));
+        self
+    }
+
+    /// Extra values saved under `hyperparameters` in `config.json` (the experiment's own config).
+    pub fn hyperparameters(mut self, value: &impl Serialize) -> Self {
+        self.hyperparameters = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+        self
+    }
+
+    /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
+    /// non-autodiff twin after each epoch.
+    ///
+    /// Per batch, in the order of Burn's Learner and of a hand-written loop: training step
+    /// (forward and backward), learning-rate step, optimizer step, metric updates. With gradient
+    /// accumulation the two middle steps happen every `n` batches and after the last batch of
+    /// an epoch, on gradients summed by Burn's `GradientsAccumulator`.
+    pub fn run<I, B>(self, device: &Device, data: Data<I, B>) -> Result<FitReport<M>, FitError>
+    where
+        I: Clone + Send + Sync + 'static,
+        B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
+    {
+        let Fit {
+            model,
+            optimizer,
+            lr_scheduler,
+            options,
+            mut train_metrics,
+            mut valid_metrics,
+            hyperparameters,
+        } = self;
+        options.validate()?;
+        if data.train.is_empty() {
+            return Err(FitError::EmptyDataset {
+                split: Split::Train,
+            });
+        }
+        if data.valid.is_empty() {
+            return Err(FitError::EmptyDataset {
+                split: Split::Valid,
+            });
+        }
+
+        let config = RunConfig {
+            options: &options,
+            metrics: MetricKeys {
+                train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
+                valid: valid_metrics.iter().map(|m| m.key().to_owned()).collect(),
+            },
+            hyperparameters: &hyperparameters,
+        };
+        let path = options.run_dir();
+        let mut run_dir = RunDir::create(&path, &config, options.first_epoch > 1)
+            .map_err(|source| FitError::RunDir { path, source })?;
+
+        let train_device = if device.is_autodiff() {
+            device.clone()
+        } else {
+            device.clone().autodiff()
+        };
+        let valid_device = train_device.clone().inner();
+        let batcher = Arc::new(data.batcher);
+        let train_batcher: Arc<dyn Batcher<I, <M as TrainStep>::Input>> = batcher.clone();
+        let valid_batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>> = batcher;
+        let train_loader = Loader::new(
+            "train",
+            data.train,
+            train_batcher,
+            train_device.clone(),
+            options.batch_size,
+            options.shuffle,
+            options.workers,
+        )
+        .map_err(FitError::Workers)?;
+        let valid_loader = Loader::new(
+            "valid",
+            data.valid,
+            valid_batcher,
+            valid_device,
+            options.batch_size,
+            None,
+            options.workers,
+        )
+        .map_err(FitError::Workers)?;
+
+        let mut history = History::default();
+        let train_series: Vec<usize> = train_metrics
+            .iter()
+            .map(|m| history.declare(Split::Train, m.key(), m.higher_is_better()))
+            .collect();
+        let valid_series: Vec<usize> = valid_metrics
+            .iter()
+            .map(|m| history.declare(Split::Valid, m.key(), m.higher_is_better()))
+            .collect();
+
+        let mut state = TrainState::new(model.fork(&train_device), optimizer, lr_scheduler);
+        let steps_per_epoch = train_loader.num_items().div_ceil(options.batch_size);
+        for epoch in options.first_epoch..=options.epochs {
+            let started = Instant::now();
+            let mut ctx = EpochState {
+                epoch,
+                history: &mut history,
+                run_dir: &mut run_dir,
+            };
+            state.train_epoch(
+                &train_loader,
+                options.grad_accumulation,
+                (epoch - 1) * steps_per_epoch,
+                &mut train_metrics,
+                &train_series,
+                &mut ctx,
+            )?;
+            epoch::valid_epoch(
+                &state.model,
+                &valid_loader,
+                &mut valid_metrics,
+                &valid_series,
+                &mut ctx,
+            )?;
+            run_dir.flush().map_err(|source| FitError::RunDir {
+                path: run_dir.path().to_owned(),
+                source,
+            })?;
+            if !options.quiet {
+                eprintln!(
+                    "{}",
+                    console::epoch_line(&history, epoch, options.epochs, started.elapsed())
+                );
+            }
+        }
+        if !options.quiet {
+            eprint!("{}", console::summary_table(&history));
+        }
+
+        Ok(FitReport {
+            model: state.model.valid(),
+            optimizer: state.optimizer,
+            lr_scheduler: state.lr_scheduler,
+            history,
+            last_epoch: options.epochs,
+            run_dir: run_dir.path().to_owned(),
+        })
+    }
+}

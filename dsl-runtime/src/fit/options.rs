@@ -1,0 +1,90 @@
+//! The scalar settings of a run, saved as `config.json`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::FitError;
+
+/// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
+/// no worker thread, no gradient accumulation, run directory `artifacts/run`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitOptions {
+    /// Name of the run; the run directory is `artifacts/<name>`.
+    pub name: String,
+    /// Root folder of run directories.
+    pub artifacts: PathBuf,
+    /// Number the first epoch of this call gets (1 for a fresh run). Continuing a run at epoch
+    /// `n + 1` replays the shuffle order an uninterrupted run would have used.
+    pub first_epoch: usize,
+    /// Last epoch to train (inclusive).
+    pub epochs: usize,
+    /// Samples per batch; the last batch of an epoch may be shorter.
+    pub batch_size: usize,
+    /// Shuffle seed for the training split; `None` keeps dataset order.
+    pub shuffle: Option<u64>,
+    /// Threads building batches ahead of the training thread (0: build on it).
+    pub workers: usize,
+    /// Batches whose gradients are summed before each optimizer step.
+    pub grad_accumulation: Option<usize>,
+    /// Print nothing (no epoch lines, no summary).
+    pub quiet: bool,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        Self {
+            name: "run".to_owned(),
+            artifacts: PathBuf::from("artifacts"),
+            first_epoch: 1,
+            epochs: 1,
+            batch_size: 1,
+            shuffle: None,
+            workers: 0,
+            grad_accumulation: None,
+            quiet: false,
+        }
+    }
+}
+
+impl FitOptions {
+    /// The directory this run writes to.
+    pub fn run_dir(&self) -> PathBuf {
+        self.artifacts.join(&self.name)
+    }
+
+    /// Rejects settings that cannot train, naming the setting and the fix.
+    pub fn validate(&self) -> Result<(), FitError> {
+        let invalid = |option: &'static str, message: &str| {
+            Err(FitError::InvalidOption {
+                option,
+                message: message.to_owned(),
+            })
+        };
+        if self.batch_size == 0 {
+            return invalid("batch_size", "must be at least 1");
+        }
+        if self.first_epoch == 0 {
+            return invalid("first_epoch", "epochs are numbered from 1");
+        }
+        if self.epochs < self.first_epoch {
+            return invalid(
+                "epochs",
+                &format!(
+                    "is {} but the run starts at epoch {}: set epochs to the last epoch to train",
+                    self.epochs, self.first_epoch
+                ),
+            );
+        }
+        if self.grad_accumulation == Some(0) {
+            return invalid(
+                "grad_accumulation",
+                "must be at least 1 (1 is the same as no accumulation)",
+            );
+        }
+        if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name == ".." {
+            return invalid("name", "must be a plain folder name such as `three_class`");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,170 @@
+//! Every metric value a run recorded, per epoch and (for training) per step.
+
+use serde::{Deserialize, Serialize};
+
+/// The two splits of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    /// Batches the model is trained on.
+    Train,
+    /// Batches the model is evaluated on after each training epoch.
+    Valid,
+}
+
+impl Split {
+    /// `train` or `valid`, as in `metrics.csv` and in `training!`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::Train => "train",
+            Split::Valid => "valid",
+        }
+    }
+}
+
+impl std::fmt::Display for Split {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The values of one metric on one split.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Series {
+    /// The split the metric was measured on.
+    pub split: Split,
+    /// The metric's key (`loss`, `accuracy`, ...).
+    pub metric: String,
+    /// Whether larger values are better; decides which epoch is "best".
+    pub higher_is_better: bool,
+    /// `(epoch, value)` for every completed epoch.
+    pub epochs: Vec<(usize, f64)>,
+    /// The value of every training step, for metrics that have a per-batch value. Losses are
+    /// stored as the exact `f32` the model produced, widened to `f64`.
+    pub steps: Vec<f64>,
+}
+
+/// Where and how extreme a series got: one row of the summary table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Extremes {
+    /// Smallest value and its epoch.
+    pub min: (f64, usize),
+    /// Largest value and its epoch.
+    pub max: (f64, usize),
+}
+
+impl Series {
+    /// The value recorded for `epoch`, if that epoch completed.
+    pub fn at(&self, epoch: usize) -> Option<f64> {
+        self.epochs.iter().find(|(e, _)| *e == epoch).map(|(_, v)| *v)
+    }
+
+    /// The per-epoch values in epoch order.
+    pub fn values(&self) -> Vec<f64> {
+        self.epochs.iter().map(|(_, v)| *v).collect()
+    }
+
+    /// Minimum and maximum over epochs (the first epoch wins ties); `None` before any epoch or
+    /// when every value is NaN.
+    pub fn extremes(&self) -> Option<Extremes> {
+        let mut finite = self.epochs.iter().filter(|(_, v)| !v.is_nan());
+        let &(e0, v0) = finite.next()?;
+        let mut ext = Extremes {
+            min: (v0, e0),
+            max: (v0, e0),
+        };
+        for &(e, v) in finite {
+            if v < ext.min.0 {
+                ext.min = (v, e);
+            }
+            if v > ext.max.0 {
+                ext.max = (v, e);
+            }
+        }
+        Some(ext)
+    }
+
+    /// The epoch with the best value, by the metric's direction.
+    pub fn best_epoch(&self) -> Option<usize> {
+        self.extremes().map(|ext| {
+            if self.higher_is_better {
+                ext.max.1
+            } else {
+                ext.min.1
+            }
+        })
+    }
+}
+
+/// All series of a run, in the order the metrics were declared (train first).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct History {
+    series: Vec<Series>,
+}
+
+impl History {
+    pub(crate) fn declare(&mut self, split: Split, metric: &str, higher_is_better: bool) -> usize {
+        self.series.push(Series {
+            split,
+            metric: metric.to_owned(),
+            higher_is_better,
+            epochs: Vec::new(),
+            steps: Vec::new(),
+        });
+        self.series.len() - 1
+    }
+
+    pub(crate) fn record_step(&mut self, index: usize, value: f64) {
+        self.series[index].steps.push(value);
+    }
+
+    pub(crate) fn record_epoch(&mut self, index: usize, epoch: usize, value: f64) {
+        self.series[index].epochs.push((epoch, value));
+    }
+
+    /// Every series, train metrics first, each split in declaration order.
+    pub fn series(&self) -> &[Series] {
+        &self.series
+    }
+
+    /// The series of `metric` on `split`.
+    pub fn get(&self, split: Split, metric: &str) -> Option<&Series> {
+        self.series
+            .iter()
+            .find(|s| s.split == split && s.metric == metric)
+    }
+
+    /// Per-step training losses exactly as the model computed them; empty when `train.loss` was
+    /// not recorded.
+    pub fn train_losses(&self) -> Vec<f32> {
+        self.get(Split::Train, "loss")
+            .map(|s| s.steps.iter().map(|&v| v as f32).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(values: &[f64], higher_is_better: bool) -> Series {
+        Series {
+            split: Split::Valid,
+            metric: "m".into(),
+            higher_is_better,
+            epochs: values.iter().enumerate().map(|(i, v)| (i + 1, *v)).collect(),
+            steps: vec![],
+        }
+    }
+
+    #[test]
+    fn extremes_name_their_epochs_and_skip_nan() {
+        let s = series(&[0.7, f64::NAN, 0.5, 0.9, 0.5], false);
+        let ext = s.extremes().unwrap();
+        assert_eq!(ext.min, (0.5, 3));
+        assert_eq!(ext.max, (0.9, 4));
+        assert_eq!(s.best_epoch(), Some(3));
+        assert_eq!(series(&[70.0, 80.0, 75.0], true).best_epoch(), Some(2));
+        assert_eq!(series(&[f64::NAN], true).extremes(), None);
+    }
+}

@@ -1,0 +1,70 @@
+//! The metrics a run can record, by the names `training!` uses.
+//!
+//! Each constructor returns one of Burn's metric types (or [`SampleLoss`]) with its key; the fit
+//! loop drives it exactly as Burn's Learner would.
+
+use burn::train::metric::{
+    AccuracyMetric, AurocMetric, ClassReduction, FBetaScoreMetric, LearningRateMetric,
+    PerplexityMetric, PrecisionMetric, RecallMetric, TopKAccuracyMetric,
+};
+
+use super::{SampleLoss, Tracked};
+
+/// Sample-weighted loss (see [`SampleLoss`]); key `loss`.
+pub fn loss() -> Tracked<SampleLoss> {
+    Tracked::new("loss", SampleLoss::default())
+}
+
+/// Burn's `AccuracyMetric` (percent); key `accuracy`.
+pub fn accuracy() -> Tracked<AccuracyMetric> {
+    Tracked::new("accuracy", AccuracyMetric::new())
+}
+
+/// Burn's `TopKAccuracyMetric` (percent); key `top_k(k)`.
+pub fn top_k(k: usize) -> Tracked<TopKAccuracyMetric> {
+    Tracked::new(format!("top_k({k})"), TopKAccuracyMetric::new(k))
+}
+
+/// Burn's multiclass `PrecisionMetric` on the arg-max class, macro-averaged; key `precision`.
+pub fn precision() -> Tracked<PrecisionMetric> {
+    Tracked::new(
+        "precision",
+        PrecisionMetric::multiclass(1, ClassReduction::Macro),
+    )
+}
+
+/// Burn's multiclass `RecallMetric` on the arg-max class, macro-averaged; key `recall`.
+pub fn recall() -> Tracked<RecallMetric> {
+    Tracked::new("recall", RecallMetric::multiclass(1, ClassReduction::Macro))
+}
+
+/// Burn's `FBetaScoreMetric` with beta 1, macro-averaged; key `f1`.
+pub fn f1() -> Tracked<FBetaScoreMetric> {
+    Tracked::new(
+        "f1",
+        FBetaScoreMetric::multiclass(1.0, 1, ClassReduction::Macro),
+    )
+}
+
+/// Burn's `FBetaScoreMetric` with the given beta, macro-averaged; key `fbeta(beta)`.
+pub fn fbeta(beta: f64) -> Tracked<FBetaScoreMetric> {
+    Tracked::new(
+        format!("fbeta({beta})"),
+        FBetaScoreMetric::multiclass(beta, 1, ClassReduction::Macro),
+    )
+}
+
+/// Burn's multiclass `AurocMetric`, macro-averaged over one-vs-rest classes; key `auroc`.
+pub fn auroc() -> Tracked<AurocMetric> {
+    Tracked::new("auroc", AurocMetric::multiclass(ClassReduction::Macro))
+}
+
+/// Burn's `PerplexityMetric`; key `perplexity`.
+pub fn perplexity() -> Tracked<PerplexityMetric> {
+    Tracked::new("perplexity", PerplexityMetric::new())
+}
+
+/// Burn's `LearningRateMetric`: the learning rate each step used; key `lr`.
+pub fn learning_rate() -> Tracked<LearningRateMetric> {
+    Tracked::new("lr", LearningRateMetric::new())
+}

@@ -1,0 +1,115 @@
+//! The run directory: `config.json` and `metrics.csv`.
+//!
+//! One file is created per run besides checkpoints (Burn's Learner writes one file per metric
+//! per epoch): `metrics.csv` stays open and is flushed at the end of every epoch.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::atomic::write_atomic;
+use crate::history::Split;
+
+/// An open run directory.
+pub(crate) struct RunDir {
+    path: PathBuf,
+    metrics: BufWriter<File>,
+}
+
+impl RunDir {
+    /// Creates `path`, writes `config.json` and opens `metrics.csv`, appending when a run is
+    /// continued past its first epoch. Fails before any training when the directory is not writable.
+    pub(crate) fn create(
+        path: &Path,
+        config: &impl Serialize,
+        append: bool,
+    ) -> std::io::Result<Self> {
+        std::fs::create_dir_all(path)?;
+        let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
+        write_atomic(&path.join("config.json"), &json)?;
+        let csv_path = path.join("metrics.csv");
+        let fresh = !append || !csv_path.exists();
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(!fresh)
+            .truncate(fresh)
+            .open(&csv_path)?;
+        let mut metrics = BufWriter::new(file);
+        if fresh {
+            writeln!(metrics, "step,epoch,split,metric,value")?;
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            metrics,
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A per-step value: `step` is the global, 1-based training step.
+    pub(crate) fn step_row(
+        &mut self,
+        step: usize,
+        epoch: usize,
+        split: Split,
+        metric: &str,
+        value: f64,
+    ) -> std::io::Result<()> {
+        writeln!(
+            self.metrics,
+            "{step},{epoch},{split},{metric},{}",
+            CsvValue(value)
+        )
+    }
+
+    /// An epoch's value: the `step` column is left empty.
+    pub(crate) fn epoch_row(
+        &mut self,
+        epoch: usize,
+        split: Split,
+        metric: &str,
+        value: f64,
+    ) -> std::io::Result<()> {
+        writeln!(self.metrics, ",{epoch},{split},{metric},{}", CsvValue(value))
+    }
+
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+        self.metrics.flush()
+    }
+}
+
+/// A value written without loss: a value that is exactly an `f32` (every loss) in its shortest
+/// `f32` form, so it parses back to the same bits as `f32`; anything else in its shortest `f64`
+/// form. Both forms are Rust's round-trip formatting.
+struct CsvValue(f64);
+
+impl std::fmt::Display for CsvValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let narrow = self.0 as f32;
+        if f64::from(narrow) == self.0 {
+            write!(f, "{narrow}")
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CsvValue;
+
+    #[test]
+    fn values_round_trip() {
+        let loss = 0.861_488_76_f32;
+        let text = CsvValue(f64::from(loss)).to_string();
+        assert_eq!(text.parse::<f32>().unwrap().to_bits(), loss.to_bits());
+        assert_eq!(CsvValue(0.1).to_string(), "0.1");
+        let mean = 0.740_081_234_567_f64;
+        assert_eq!(CsvValue(mean).to_string().parse::<f64>().unwrap(), mean);
+    }
+}
