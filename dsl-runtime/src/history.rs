@@ -56,7 +56,10 @@ pub struct Extremes {
 impl Series {
     /// The value recorded for `epoch`, if that epoch completed.
     pub fn at(&self, epoch: usize) -> Option<f64> {
-        self.epochs.iter().find(|(e, _)| *e == epoch).map(|(_, v)| *v)
+        self.epochs
+            .iter()
+            .find(|(e, _)| *e == epoch)
+            .map(|(_, v)| *v)
     }
 
     /// The per-epoch values in epoch order.
@@ -152,7 +155,11 @@ mod tests {
             split: Split::Valid,
             metric: "m".into(),
             higher_is_better,
-            epochs: values.iter().enumerate().map(|(i, v)| (i + 1, *v)).collect(),
+            epochs: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i + 1, *v))
+                .collect(),
             steps: vec![],
         }
     }

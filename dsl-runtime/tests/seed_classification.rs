@@ -105,13 +105,24 @@ fn adam_shuffled_is_bit_identical_for_0_2_and_4_workers() {
         AdamConfig::new().init(),
         1e-2.into(),
     );
-    assert_ne!(hand.losses, unshuffled.losses, "shuffling changes the order");
+    assert_ne!(
+        hand.losses, unshuffled.losses,
+        "shuffling changes the order"
+    );
     for workers in [0, 2, 4] {
         let dir = tempfile::tempdir().unwrap();
         let report = fit(&setup, AdamConfig::new().init(), 1e-2, workers, dir.path());
         assert_bit_identical(&report.history.train_losses(), &hand.losses);
-        assert_eq!(valid(&report, "accuracy"), hand.valid_accuracy, "{workers} workers");
-        assert_eq!(report.model.mlp.weights(), hand.weights, "{workers} workers");
+        assert_eq!(
+            valid(&report, "accuracy"),
+            hand.valid_accuracy,
+            "{workers} workers"
+        );
+        assert_eq!(
+            report.model.mlp.weights(),
+            hand.weights,
+            "{workers} workers"
+        );
     }
 }
 
@@ -140,7 +151,13 @@ fn gradient_accumulation_matches_a_hand_loop_summing_two_batches() {
 #[test]
 fn a_resumed_run_equals_an_uninterrupted_one() {
     let dir = tempfile::tempdir().unwrap();
-    let three = fit(&setup(Some(3), 1), AdamConfig::new().init(), 1e-2, 0, dir.path());
+    let three = fit(
+        &setup(Some(3), 1),
+        AdamConfig::new().init(),
+        1e-2,
+        0,
+        dir.path(),
+    );
 
     let first = fit(
         &HandSetup {
@@ -170,7 +187,10 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
             Data::new(samples(0..96), samples(96..120), SampleBatcher),
         )
         .unwrap();
-    assert_eq!(rest.history.get(Split::Train, "loss").unwrap().epochs[0].0, 3);
+    assert_eq!(
+        rest.history.get(Split::Train, "loss").unwrap().epochs[0].0,
+        3
+    );
     losses.extend(rest.history.train_losses());
     assert_bit_identical(&losses, &three.history.train_losses());
     assert_eq!(rest.model.mlp.weights(), three.model.mlp.weights());

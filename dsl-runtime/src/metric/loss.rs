@@ -15,7 +15,9 @@ use burn::train::metric::{
     Adaptor, Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes,
     NumericEntry, SerializedEntry,
 };
-use burn::train::{ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput, SequenceOutput};
+use burn::train::{
+    ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput, SequenceOutput,
+};
 
 /// What [`SampleLoss`] reads from a step output: the loss and how many samples it averages.
 pub struct SampleLossInput {

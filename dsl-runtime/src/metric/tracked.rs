@@ -14,8 +14,11 @@ pub trait SplitMetric<O>: Send {
     /// Whether a larger value is better (accuracy) or worse (loss).
     fn higher_is_better(&self) -> bool;
     /// Feeds one step output; returns the batch's own value where the metric has one.
-    fn update(&mut self, item: &O, metadata: &MetricMetadata)
-    -> Result<Option<f64>, TensorReadError>;
+    fn update(
+        &mut self,
+        item: &O,
+        metadata: &MetricMetadata,
+    ) -> Result<Option<f64>, TensorReadError>;
     /// The epoch's value; the metric is then cleared for the next epoch.
     fn finish_epoch(&mut self) -> Result<f64, TensorReadError>;
 }

@@ -75,7 +75,11 @@ impl RunDir {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
-        writeln!(self.metrics, ",{epoch},{split},{metric},{}", CsvValue(value))
+        writeln!(
+            self.metrics,
+            ",{epoch},{split},{metric},{}",
+            CsvValue(value)
+        )
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
