@@ -14,6 +14,7 @@ pub mod fit;
 pub mod history;
 pub mod metric;
 pub mod output;
+pub mod spec;
 
 pub use fit::{Data, Fit, FitError, FitOptions, FitReport};
 pub use history::{History, Series, Split};

@@ -6,6 +6,7 @@ use burn::optim::{GradientsAccumulator, ModuleOptimizer};
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
+use super::clip::clip_global_norm;
 use super::{FitError, TrainOutputOf, ValidOutputOf};
 use crate::data::Loader;
 use crate::history::{History, Split};
@@ -56,15 +57,27 @@ pub(super) struct TrainState<M> {
     pub lr_scheduler: ModuleLrScheduler,
     /// The rate of the last optimizer step; Burn's Learner also starts it at 0.
     lr: ModuleLearningRate,
+    /// Batches per optimizer step, when accumulating gradients.
+    grad_accumulation: Option<usize>,
+    /// Maximum global gradient norm, when clipping by norm.
+    clip_norm: Option<f64>,
 }
 
 impl<M: LearnerModel> TrainState<M> {
-    pub fn new(model: M, optimizer: ModuleOptimizer, lr_scheduler: ModuleLrScheduler) -> Self {
+    pub fn new(
+        model: M,
+        optimizer: ModuleOptimizer,
+        lr_scheduler: ModuleLrScheduler,
+        grad_accumulation: Option<usize>,
+        clip_norm: Option<f64>,
+    ) -> Self {
         Self {
             model,
             optimizer,
             lr_scheduler,
             lr: 0.0.into(),
+            grad_accumulation,
+            clip_norm,
         }
     }
 
@@ -73,7 +86,6 @@ impl<M: LearnerModel> TrainState<M> {
     pub fn train_epoch<I>(
         &mut self,
         loader: &Loader<I, <M as TrainStep>::Input>,
-        grad_accumulation: Option<usize>,
         steps_before: usize,
         metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
         series: &[usize],
@@ -99,7 +111,7 @@ impl<M: LearnerModel> TrainState<M> {
             })?;
 
             let output = TrainStep::step(&self.model, batch);
-            let grads = match grad_accumulation {
+            let grads = match self.grad_accumulation {
                 None => Some(output.grads),
                 Some(n) => {
                     accumulator.accumulate(&self.model, output.grads);
@@ -110,7 +122,16 @@ impl<M: LearnerModel> TrainState<M> {
                     })
                 }
             };
-            if let Some(grads) = grads {
+            if let Some(mut grads) = grads {
+                if let Some(max) = self.clip_norm {
+                    clip_global_norm(&self.model, &mut grads, max).map_err(|source| {
+                        FitError::Metric {
+                            split: Split::Train,
+                            metric: "grad_clip".to_owned(),
+                            source,
+                        }
+                    })?;
+                }
                 self.lr = self.lr_scheduler.step();
                 self.model =
                     self.model

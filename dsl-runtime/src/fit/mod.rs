@@ -1,5 +1,6 @@
 //! The fit loop: Burn's training step order, our data order, outputs a person can read.
 
+mod clip;
 mod epoch;
 mod error;
 mod options;
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
+use burn::grad_clipping::GradientClippingConfig;
 use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
@@ -23,6 +25,7 @@ use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::console;
 use crate::output::run_dir::RunDir;
+use crate::spec::{EarlyStopping, GradClip};
 use epoch::{EpochState, TrainState};
 
 /// The output of the model's training step.
@@ -187,6 +190,21 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters,
         } = self;
         options.validate()?;
+        if let Some(stop) = &options.early_stopping {
+            let recorded = match stop.split {
+                Split::Train => train_metrics.iter().any(|m| m.key() == stop.metric),
+                Split::Valid => valid_metrics.iter().any(|m| m.key() == stop.metric),
+            };
+            if !recorded {
+                return Err(FitError::InvalidOption {
+                    option: "early_stopping",
+                    message: format!(
+                        "watches {}.{}, which is not recorded: add it to the {} metrics",
+                        stop.split, stop.metric, stop.split
+                    ),
+                });
+            }
+        }
         if data.train.is_empty() {
             return Err(FitError::EmptyDataset {
                 split: Split::Train,
@@ -250,7 +268,23 @@ impl<M: LearnerModel> Fit<M> {
             .map(|m| history.declare(Split::Valid, m.key(), m.higher_is_better()))
             .collect();
 
-        let mut state = TrainState::new(model.fork(&train_device), optimizer, lr_scheduler);
+        let (optimizer, clip_norm) = match options.grad_clip {
+            Some(GradClip::Value(max)) => (
+                optimizer.with_grad_clipping(GradientClippingConfig::Value(max).init()),
+                None,
+            ),
+            Some(GradClip::Norm(max)) => (optimizer, Some(max)),
+            None => (optimizer, None),
+        };
+        let mut state = TrainState::new(
+            model.fork(&train_device),
+            optimizer,
+            lr_scheduler,
+            options.grad_accumulation,
+            clip_norm,
+        );
+        let mut stopper = options.early_stopping.clone().map(Plateau::new);
+        let mut last_epoch = options.first_epoch - 1;
         let steps_per_epoch = train_loader.num_items().div_ceil(options.batch_size);
         for epoch in options.first_epoch..=options.epochs {
             let started = Instant::now();
@@ -261,7 +295,6 @@ impl<M: LearnerModel> Fit<M> {
             };
             state.train_epoch(
                 &train_loader,
-                options.grad_accumulation,
                 (epoch - 1) * steps_per_epoch,
                 &mut train_metrics,
                 &train_series,
@@ -284,6 +317,15 @@ impl<M: LearnerModel> Fit<M> {
                     console::epoch_line(&history, epoch, options.epochs, started.elapsed())
                 );
             }
+            last_epoch = epoch;
+            if let Some(stopper) = &mut stopper
+                && stopper.should_stop(&history, epoch)
+            {
+                if !options.quiet {
+                    eprintln!("early stopping: {}", stopper.reason());
+                }
+                break;
+            }
         }
         if !options.quiet {
             eprint!("{}", console::summary_table(&history));
@@ -294,8 +336,54 @@ impl<M: LearnerModel> Fit<M> {
             optimizer: state.optimizer,
             lr_scheduler: state.lr_scheduler,
             history,
-            last_epoch: options.epochs,
+            last_epoch,
             run_dir: run_dir.path().to_owned(),
         })
+    }
+}
+
+/// Early stopping: counts epochs since the watched metric last improved by more than `min_delta`.
+struct Plateau {
+    rule: EarlyStopping,
+    best: Option<(f64, usize)>,
+    stale: usize,
+}
+
+impl Plateau {
+    fn new(rule: EarlyStopping) -> Self {
+        Self {
+            rule,
+            best: None,
+            stale: 0,
+        }
+    }
+
+    fn should_stop(&mut self, history: &History, epoch: usize) -> bool {
+        let Some(series) = history.get(self.rule.split, &self.rule.metric) else {
+            return false;
+        };
+        let Some(value) = series.at(epoch) else {
+            return false;
+        };
+        let improved = match self.best {
+            None => true,
+            Some((best, _)) if series.higher_is_better => value > best + self.rule.min_delta,
+            Some((best, _)) => value < best - self.rule.min_delta,
+        };
+        if improved {
+            self.best = Some((value, epoch));
+            self.stale = 0;
+        } else {
+            self.stale += 1;
+        }
+        self.stale >= self.rule.patience
+    }
+
+    fn reason(&self) -> String {
+        let (best, epoch) = self.best.unwrap_or((f64::NAN, 0));
+        format!(
+            "{}.{} has not improved for {} epochs (best {best:.4} at epoch {epoch})",
+            self.rule.split, self.rule.metric, self.stale
+        )
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::FitError;
+use crate::spec::{EarlyStopping, GradClip};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
 /// no worker thread, no gradient accumulation, run directory `artifacts/run`.
@@ -27,6 +28,10 @@ pub struct FitOptions {
     pub workers: usize,
     /// Batches whose gradients are summed before each optimizer step.
     pub grad_accumulation: Option<usize>,
+    /// Gradient clipping before every optimizer step.
+    pub grad_clip: Option<GradClip>,
+    /// Stop when a validation or training metric stops improving.
+    pub early_stopping: Option<EarlyStopping>,
     /// Print nothing (no epoch lines, no summary).
     pub quiet: bool,
 }
@@ -42,6 +47,8 @@ impl Default for FitOptions {
             shuffle: None,
             workers: 0,
             grad_accumulation: None,
+            grad_clip: None,
+            early_stopping: None,
             quiet: false,
         }
     }
@@ -81,6 +88,20 @@ impl FitOptions {
                 "grad_accumulation",
                 "must be at least 1 (1 is the same as no accumulation)",
             );
+        }
+        match self.grad_clip {
+            Some(GradClip::Norm(max)) if max.is_nan() || max <= 0.0 => {
+                return invalid("grad_clip", "norm(max) needs a positive max");
+            }
+            Some(GradClip::Value(max)) if max.is_nan() || max <= 0.0 => {
+                return invalid("grad_clip", "value(max) needs a positive max");
+            }
+            _ => {}
+        }
+        if let Some(stop) = &self.early_stopping
+            && stop.patience == 0
+        {
+            return invalid("early_stopping", "patience must be at least 1 epoch");
         }
         if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name == ".." {
             return invalid("name", "must be a plain folder name such as `three_class`");

@@ -1,0 +1,62 @@
+//! Gradient clipping by one global norm.
+//!
+//! Burn's `GradientClipping::Norm` rescales each parameter's gradient by that tensor's own norm,
+//! which changes the direction of the update. The usual meaning of clip-by-norm (PyTorch's
+//! `clip_grad_norm_`) takes the L2 norm over all parameters together and scales every gradient
+//! by the same factor; Burn does not offer it, so it is written here.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::tensor::{Tensor, TensorReadError};
+
+/// Scales `grads` so that their global L2 norm is at most `max_norm`; returns the norm before
+/// clipping. Costs one host read per call.
+pub(super) fn clip_global_norm<M: Module>(
+    model: &M,
+    grads: &mut GradientsParams,
+    max_norm: f64,
+) -> Result<f64, TensorReadError> {
+    let mut squares = SquaredNorm { grads, total: None };
+    model.visit(&mut squares);
+    let Some(total) = squares.total else {
+        return Ok(0.0);
+    };
+    let norm = f64::from(total.try_into_scalar::<f32>()?).sqrt();
+    if norm > max_norm {
+        model.visit(&mut Scale {
+            grads,
+            factor: max_norm / norm,
+        });
+    }
+    Ok(norm)
+}
+
+struct SquaredNorm<'a> {
+    grads: &'a GradientsParams,
+    total: Option<Tensor<1>>,
+}
+
+impl ModuleVisitor for SquaredNorm<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(grad) = self.grads.get::<D>(param.id) {
+            let square = grad.square().sum();
+            self.total = Some(match self.total.take() {
+                Some(total) => total + square,
+                None => square,
+            });
+        }
+    }
+}
+
+struct Scale<'a> {
+    grads: &'a mut GradientsParams,
+    factor: f64,
+}
+
+impl ModuleVisitor for Scale<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(grad) = self.grads.remove::<D>(param.id) {
+            self.grads.register(param.id, grad.mul_scalar(self.factor));
+        }
+    }
+}

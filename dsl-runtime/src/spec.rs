@@ -1,0 +1,267 @@
+//! Serializable descriptions of an optimizer, a learning-rate schedule, gradient clipping and
+//! early stopping: what `training!` writes into an experiment's config, turned into Burn objects
+//! at the start of a run.
+
+use burn::lr_scheduler::LrSchedulerConfig;
+use burn::lr_scheduler::cosine::CosineAnnealingLrSchedulerConfig;
+use burn::lr_scheduler::exponential::ExponentialLrSchedulerConfig;
+use burn::lr_scheduler::linear::LinearLrSchedulerConfig;
+use burn::lr_scheduler::module_lr_scheduler::{ModuleLrScheduler, ModuleLrSchedulerConfig};
+use burn::lr_scheduler::sequential::SequentialLrSchedulerConfig;
+use burn::lr_scheduler::step::StepLrSchedulerConfig;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::fit::FitError;
+use crate::history::Split;
+
+/// One of Burn's optimizers with its settings (the learning rate is the schedule's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum OptimizerSpec {
+    /// Burn's `Sgd`.
+    Sgd {
+        /// Momentum factor (Burn's dampening 0.1 applies); `None` for plain SGD.
+        momentum: Option<f64>,
+        /// L2 penalty; `None` for none.
+        weight_decay: Option<f32>,
+    },
+    /// Burn's `Adam`.
+    Adam {
+        /// First-moment decay.
+        beta_1: f32,
+        /// Second-moment decay.
+        beta_2: f32,
+        /// Numerical-stability term.
+        epsilon: f32,
+        /// L2 penalty; `None` for none.
+        weight_decay: Option<f32>,
+    },
+    /// Burn's `AdamW` (decoupled weight decay).
+    AdamW {
+        /// First-moment decay.
+        beta_1: f32,
+        /// Second-moment decay.
+        beta_2: f32,
+        /// Numerical-stability term.
+        epsilon: f32,
+        /// Decoupled weight decay.
+        weight_decay: f32,
+    },
+}
+
+impl OptimizerSpec {
+    /// Burn's optimizer with these settings.
+    pub fn init(&self) -> ModuleOptimizer {
+        match *self {
+            OptimizerSpec::Sgd {
+                momentum,
+                weight_decay,
+            } => SgdConfig::new()
+                .with_momentum(momentum.map(|m| MomentumConfig::new().with_momentum(m)))
+                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                .init(),
+            OptimizerSpec::Adam {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => AdamConfig::new()
+                .with_beta_1(beta_1)
+                .with_beta_2(beta_2)
+                .with_epsilon(epsilon)
+                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                .init(),
+            OptimizerSpec::AdamW {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => AdamWConfig::new()
+                .with_beta_1(beta_1)
+                .with_beta_2(beta_2)
+                .with_epsilon(epsilon)
+                .with_weight_decay(weight_decay)
+                .init(),
+        }
+    }
+}
+
+/// How the learning rate moves over the run's optimizer steps, built on Burn's schedulers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Schedule {
+    /// The base rate throughout.
+    Constant,
+    /// Cosine annealing from the base rate to `min_lr` over the whole run.
+    Cosine {
+        /// Rate at the last step.
+        min_lr: f64,
+    },
+    /// Linear from the base rate to `final_lr` over the whole run.
+    Linear {
+        /// Rate at the last step.
+        final_lr: f64,
+    },
+    /// Multiplied by `gamma` every step.
+    Exponential {
+        /// Factor per step, in (0, 1].
+        gamma: f64,
+    },
+    /// Multiplied by `gamma` every `step_size` steps.
+    Step {
+        /// Steps between two decays.
+        step_size: usize,
+        /// Factor per decay.
+        gamma: f64,
+    },
+    /// Linear warm-up from `base / steps` to the base rate over `steps` steps, then `then` over
+    /// the remaining steps.
+    WarmUp {
+        /// Length of the warm-up.
+        steps: usize,
+        /// The schedule after the warm-up.
+        then: Box<Schedule>,
+    },
+}
+
+impl Schedule {
+    /// Burn's scheduler for a run of `total_steps` optimizer steps starting at rate `lr`.
+    pub fn build(&self, lr: f64, total_steps: usize) -> Result<ModuleLrScheduler, FitError> {
+        let invalid = |message: String| FitError::InvalidOption {
+            option: "lr_schedule",
+            message,
+        };
+        if !(lr > 0.0 && lr.is_finite()) {
+            return Err(FitError::InvalidOption {
+                option: "lr",
+                message: format!("is {lr}; it must be a positive number"),
+            });
+        }
+        match self {
+            Schedule::Constant => Ok(lr.into()),
+            _ => ModuleLrSchedulerConfig::new(self.config(lr, total_steps.max(1))?)
+                .init()
+                .map_err(invalid),
+        }
+    }
+
+    fn config(&self, lr: f64, steps: usize) -> Result<LrSchedulerConfig, FitError> {
+        Ok(match self {
+            Schedule::Constant => LrSchedulerConfig::Constant(lr),
+            Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
+                .with_min_lr(*min_lr)
+                .into(),
+            Schedule::Linear { final_lr } => {
+                LinearLrSchedulerConfig::new(lr, *final_lr, steps).into()
+            }
+            Schedule::Exponential { gamma } => ExponentialLrSchedulerConfig::new(lr, *gamma).into(),
+            Schedule::Step { step_size, gamma } => StepLrSchedulerConfig::new(lr, *step_size)
+                .with_gamma(*gamma)
+                .into(),
+            Schedule::WarmUp { steps: warm, then } => {
+                if *warm == 0 || *warm >= steps {
+                    return Err(FitError::InvalidOption {
+                        option: "lr_schedule",
+                        message: format!(
+                            "warm_up({warm}) must be at least 1 and shorter than the run's {steps} optimizer steps"
+                        ),
+                    });
+                }
+                SequentialLrSchedulerConfig::new(
+                    vec![
+                        LinearLrSchedulerConfig::new(lr / *warm as f64, lr, *warm).into(),
+                        then.config(lr, steps - warm)?,
+                    ],
+                    vec![*warm],
+                )
+                .into()
+            }
+        })
+    }
+}
+
+/// Gradient clipping applied before every optimizer step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "max", rename_all = "lowercase")]
+pub enum GradClip {
+    /// Scale all gradients together so that their global L2 norm (over every parameter) is at
+    /// most this value. Burn's own `GradientClipping::Norm` clips each tensor separately.
+    Norm(f64),
+    /// Clamp every gradient element to `[-max, max]` (Burn's `GradientClipping::Value`).
+    Value(f32),
+}
+
+/// Stop when a metric has not improved for `patience` epochs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlyStopping {
+    /// Split of the watched metric.
+    pub split: Split,
+    /// Key of the watched metric; its direction decides what "improved" means.
+    pub metric: String,
+    /// Epochs without improvement tolerated before stopping.
+    pub patience: usize,
+    /// Smallest change that counts as an improvement.
+    pub min_delta: f64,
+}
+
+/// Optimizer steps in a run: per epoch one per `accumulation` batches, plus one for a remainder.
+pub fn optimizer_steps(
+    train_items: usize,
+    batch_size: usize,
+    accumulation: Option<usize>,
+    epochs: usize,
+) -> usize {
+    let batches = train_items.div_ceil(batch_size.max(1));
+    batches.div_ceil(accumulation.unwrap_or(1).max(1)) * epochs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rates(schedule: Schedule, lr: f64, steps: usize) -> Vec<f64> {
+        let mut s = schedule.build(lr, steps).unwrap();
+        (0..steps).map(|_| s.step().base()).collect()
+    }
+
+    #[test]
+    fn schedules_follow_their_shape() {
+        assert_eq!(rates(Schedule::Constant, 0.1, 3), [0.1, 0.1, 0.1]);
+        let cos = rates(Schedule::Cosine { min_lr: 0.0 }, 0.1, 10);
+        assert_eq!(cos[0], 0.1);
+        assert!(cos.windows(2).all(|w| w[1] < w[0]), "{cos:?}");
+        let warm = rates(
+            Schedule::WarmUp {
+                steps: 4,
+                then: Box::new(Schedule::Constant),
+            },
+            0.1,
+            8,
+        );
+        assert!(warm[..4].windows(2).all(|w| w[1] > w[0]), "{warm:?}");
+        assert!(
+            (warm[4] - 0.1).abs() < 1e-12 && (warm[7] - 0.1).abs() < 1e-12,
+            "{warm:?}"
+        );
+    }
+
+    #[test]
+    fn bad_schedules_name_the_setting() {
+        let err = Schedule::Constant.build(-0.1, 3).err().unwrap();
+        assert!(err.to_string().contains("`lr`"), "{err}");
+        let err = Schedule::Exponential { gamma: 2.0 }
+            .build(0.1, 3)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("lr_schedule"), "{err}");
+    }
+
+    #[test]
+    fn optimizer_steps_count_remainders() {
+        assert_eq!(optimizer_steps(96, 16, None, 3), 18);
+        assert_eq!(optimizer_steps(200, 32, Some(2), 3), 12);
+    }
+}

@@ -1,0 +1,122 @@
+//! Gradient clipping and early stopping.
+
+mod common;
+
+use burn::optim::SgdConfig;
+use common::*;
+use dsl_runtime::prelude::*;
+use dsl_runtime::spec::{EarlyStopping, GradClip};
+
+fn one_step(clip: Option<GradClip>) -> Vec<f32> {
+    let dir = tempfile::tempdir().unwrap();
+    let report = Fit::new(
+        Classifier {
+            mlp: Mlp::new(3, &device()),
+        },
+        SgdConfig::new().init(),
+        0.1,
+    )
+    .with_options(|o| {
+        o.artifacts = dir.path().to_owned();
+        o.batch_size = 96;
+        o.grad_clip = clip;
+        o.quiet = true;
+    })
+    .train_metric(metric::loss())
+    .run(
+        &device(),
+        Data::new(samples(0..96), samples(96..120), SampleBatcher),
+    )
+    .unwrap();
+    report
+        .model
+        .mlp
+        .weights()
+        .into_iter()
+        .map(f32::from_bits)
+        .collect()
+}
+
+fn distance(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(x - y).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+#[test]
+fn norm_clipping_bounds_the_update_over_all_parameters_together() {
+    let initial: Vec<f32> = Mlp::new(3, &device())
+        .weights()
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    let free = one_step(None);
+    let unclipped_step = distance(&free, &initial);
+    // A bound above the gradient norm changes nothing, bit for bit.
+    assert_eq!(one_step(Some(GradClip::Norm(1e9))), free);
+    // A bound below it scales the whole update to lr * max_norm = 0.1 * 0.01.
+    let clipped = one_step(Some(GradClip::Norm(0.01)));
+    let step = distance(&clipped, &initial);
+    assert!(unclipped_step > 2e-3, "{unclipped_step}");
+    assert!((step - 1e-3).abs() < 1e-6, "update norm {step}");
+    // Scaling keeps the direction: the clipped update is parallel to the free one.
+    let ratio = step / unclipped_step;
+    for ((c, f), i) in clipped.iter().zip(&free).zip(&initial) {
+        let expected = f64::from(f - i) * ratio;
+        assert!((f64::from(c - i) - expected).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
+    let dir = tempfile::tempdir().unwrap();
+    let fit = |min_delta: f64, metric: &str| {
+        Fit::new(
+            Classifier {
+                mlp: Mlp::new(3, &device()),
+            },
+            SgdConfig::new().init(),
+            0.1,
+        )
+        .with_options(|o| {
+            o.artifacts = dir.path().to_owned();
+            o.epochs = 10;
+            o.batch_size = 16;
+            o.quiet = true;
+            o.early_stopping = Some(EarlyStopping {
+                split: Split::Valid,
+                metric: metric.to_owned(),
+                patience: 2,
+                min_delta,
+            });
+        })
+        .valid_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+    };
+    // The loss falls every epoch, but never by 10: epochs 2 and 3 are stale.
+    let report = fit(10.0, "loss").unwrap();
+    assert_eq!(report.last_epoch, 3);
+    assert_eq!(
+        report
+            .history
+            .get(Split::Valid, "loss")
+            .unwrap()
+            .epochs
+            .len(),
+        3
+    );
+    // Without a min delta it keeps improving and runs all 10 epochs.
+    assert_eq!(fit(0.0, "loss").unwrap().last_epoch, 10);
+    // Watching a metric that is not recorded is refused before training.
+    let err = fit(0.0, "f1").err().unwrap();
+    assert!(
+        err.to_string()
+            .contains("watches valid.f1, which is not recorded"),
+        "{err}"
+    );
+}
