@@ -1,1 +1,44 @@
+//! The `training!` macro: one invocation per experiment, checked at compile time.
+//!
+//! Use it through `dsl_runtime`, which re-exports it; the full key reference is in
+//! `dsl_runtime`'s crate documentation. The macro runs in three phases, one module each:
+//! [`parse`](parse) (tokens to an AST that keeps the user's spans), [`validate`](validate)
+//! (rules across keys), [`expand`](expand) (thin calls into `dsl_runtime::__private`). Errors of
+//! all phases are collected, so a file with three mistakes shows three errors. Set
+//! `DSL_MACROS_DEBUG=1` to print each expansion on stderr at build time.
 
+mod ast;
+mod errors;
+mod expand;
+mod parse;
+mod validate;
+
+use proc_macro::TokenStream;
+use quote::quote;
+
+/// Declares a training experiment. See `dsl_runtime`'s crate docs for every key.
+#[proc_macro]
+pub fn training(input: TokenStream) -> TokenStream {
+    expand_training(input.into()).into()
+}
+
+fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let mut errors = errors::Errors::new();
+    let exp = parse::parse(input, &mut errors);
+    validate::validate(&exp, &mut errors);
+    let output = match errors.finish() {
+        None => expand::expand(&exp),
+        // Still declare the experiment's type so uses of it do not add errors of their own.
+        Some(errors) => match &exp.name {
+            Some(name) => quote!(#errors pub struct #name;),
+            None => errors,
+        },
+    };
+    if std::env::var_os("DSL_MACROS_DEBUG").is_some_and(|v| v == "1") {
+        eprintln!("{output}");
+    }
+    output
+}
+
+#[cfg(test)]
+mod tests;

@@ -9,6 +9,7 @@
 //! Nothing global is installed: no panic hook, no logger.
 #![warn(missing_docs)]
 
+pub mod contract;
 pub mod data;
 pub mod fit;
 pub mod history;
@@ -16,6 +17,7 @@ pub mod metric;
 pub mod output;
 pub mod spec;
 
+pub use dsl_macros::training;
 pub use fit::{Data, Fit, FitError, FitOptions, FitReport};
 pub use history::{History, Series, Split};
 
@@ -24,4 +26,18 @@ pub mod prelude {
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::{History, Split};
     pub use crate::metric;
+    pub use crate::training;
+}
+
+/// What `training!` expansions name; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::contract::{check_batcher, check_feeds, check_step_output, train_output};
+    pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
+    pub use crate::history::Split;
+    pub use crate::metric;
+    pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};
+    pub use burn;
+    pub use serde;
+    pub use serde_json;
 }

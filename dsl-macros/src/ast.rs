@@ -1,0 +1,169 @@
+//! The parsed experiment. Every value keeps the user's tokens so errors can point at them.
+
+use proc_macro2::Span;
+use syn::{Attribute, Expr, Ident, LitStr, Pat, Type};
+
+/// One `training! { .. }` invocation, keys that were absent left `None`.
+pub struct Experiment {
+    pub docs: Vec<Attribute>,
+    pub name: Option<Ident>,
+    pub model: Option<Model>,
+    pub step: Option<Step>,
+    pub loader: Option<Loader>,
+    pub optimizer: Option<Optimizer>,
+    pub lr: Option<Number>,
+    pub lr_schedule: Option<Schedule>,
+    pub epochs: Option<Number>,
+    pub metrics: Option<Vec<MetricRef>>,
+    pub checkpoint: Option<Vec<Policy>>,
+    pub early_stopping: Option<Patience>,
+    pub grad_accumulation: Option<Number>,
+    pub grad_clip: Option<Clip>,
+    pub seed: Option<Number>,
+    pub artifacts: Option<LitStr>,
+    /// Keys written by the user, including those whose value was rejected: a rejected value
+    /// is not also reported as a missing key.
+    pub given: Vec<String>,
+    /// Span of the whole invocation, for "missing key" errors.
+    pub span: Span,
+}
+
+impl Default for Experiment {
+    fn default() -> Self {
+        Self {
+            docs: Vec::new(),
+            name: None,
+            model: None,
+            step: None,
+            loader: None,
+            optimizer: None,
+            lr: None,
+            lr_schedule: None,
+            epochs: None,
+            metrics: None,
+            checkpoint: None,
+            early_stopping: None,
+            grad_accumulation: None,
+            grad_clip: None,
+            seed: None,
+            artifacts: None,
+            given: Vec::new(),
+            span: Span::call_site(),
+        }
+    }
+}
+
+/// `model: Ty = init_expr`
+pub struct Model {
+    pub ty: Type,
+    pub init: Expr,
+}
+
+/// `step: |model, batch: Batch| -> Output { body }`
+pub struct Step {
+    pub model_pat: Pat,
+    pub batch_pat: Pat,
+    pub batch_ty: Type,
+    pub output_ty: Type,
+    pub body: Expr,
+}
+
+/// `loader: { train: .., valid: .., batcher: .., batch_size: .., shuffle: .., workers: .. }`
+pub struct Loader {
+    pub train: Option<Expr>,
+    pub valid: Option<Expr>,
+    pub batcher: Option<Expr>,
+    pub batch_size: Option<Number>,
+    pub shuffle: Option<Number>,
+    pub workers: Option<Number>,
+    pub given: Vec<String>,
+    pub span: Span,
+}
+
+/// A numeric literal, possibly negated, with its span.
+#[derive(Clone)]
+pub struct Number {
+    pub value: f64,
+    pub is_int: bool,
+    pub span: Span,
+}
+
+impl Number {
+    pub fn as_usize(&self) -> usize {
+        self.value as usize
+    }
+}
+
+/// `sgd(lr = 0.1)`, `adam(..)`, `adamw(..)`, or any expression giving a `ModuleOptimizer`.
+pub enum Optimizer {
+    Named {
+        kind: OptimizerKind,
+        name: Ident,
+        lr: Option<Number>,
+        args: Vec<(Ident, Number)>,
+    },
+    Expr(Expr),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerKind {
+    Sgd,
+    Adam,
+    AdamW,
+}
+
+/// A learning-rate schedule call.
+#[derive(Clone)]
+pub enum Schedule {
+    Constant,
+    Cosine { min: Number },
+    Linear { final_lr: Number },
+    Exponential { gamma: Number },
+    Step { every: Number, gamma: Number },
+    WarmUp { steps: Number, then: Box<Schedule> },
+}
+
+/// `split.metric` or `split.metric(arg)`.
+#[derive(Clone)]
+pub struct MetricRef {
+    pub split: Ident,
+    pub name: Ident,
+    pub arg: Option<Number>,
+}
+
+impl MetricRef {
+    /// The key the runtime reports the metric under: `loss`, `top_k(2)`, `fbeta(0.5)`.
+    pub fn key(&self) -> String {
+        match &self.arg {
+            Some(arg) if self.name == "top_k" => format!("top_k({})", arg.as_usize()),
+            Some(arg) => format!("{}({})", self.name, arg.value),
+            None if self.name == "lr" => "lr".to_owned(),
+            None => self.name.to_string(),
+        }
+    }
+
+    pub fn same_metric(&self, other: &MetricRef) -> bool {
+        self.split == other.split && self.key() == other.key()
+    }
+}
+
+/// One checkpoint policy.
+pub enum Policy {
+    KeepLast(Number),
+    Best(MetricRef),
+    Every(Number),
+    None(Ident),
+}
+
+/// `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)`.
+pub struct Patience {
+    pub patience: Number,
+    pub metric: MetricRef,
+    pub min_delta: Option<Number>,
+}
+
+/// `norm(x)` or `value(x)`.
+pub enum Clip {
+    Norm(Number),
+    Value(Number),
+}

@@ -1,0 +1,74 @@
+//! Collecting errors instead of stopping at the first one.
+
+use darling::error::Accumulator;
+
+/// Every error of one invocation, each at the user's token. Backed by darling's `Accumulator`,
+/// which panics if dropped without being finished, so no error can be lost silently.
+pub struct Errors {
+    acc: Accumulator,
+}
+
+impl Errors {
+    pub fn new() -> Self {
+        Self {
+            acc: darling::Error::accumulator(),
+        }
+    }
+
+    pub fn push(&mut self, error: syn::Error) {
+        self.acc.push(darling::Error::from(error));
+    }
+
+    /// The messages collected so far, for tests.
+    #[cfg(test)]
+    pub fn into_messages(self) -> Vec<String> {
+        self.acc
+            .into_inner()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The collected errors as `compile_error!`s, or `None` when there were none.
+    pub fn finish(self) -> Option<proc_macro2::TokenStream> {
+        self.acc.finish().err().map(|e| e.write_errors())
+    }
+}
+
+/// The known word closest to `word`, if it is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(word, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn suggests_near_misses_only() {
+        let keys = ["epochs", "metrics", "optimizer"];
+        assert_eq!(closest("epoch", &keys), Some("epochs"));
+        assert_eq!(closest("optimiser", &keys), Some("optimizer"));
+        assert_eq!(closest("colour", &keys), None);
+    }
+}

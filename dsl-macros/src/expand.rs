@@ -1,0 +1,451 @@
+//! [`Experiment`] to Rust: thin calls into `dsl_runtime::__private`, where the logic lives.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use crate::ast::*;
+use crate::validate::default_metrics;
+
+/// Expands a validated experiment (every required key present).
+pub fn expand(exp: &Experiment) -> TokenStream {
+    let name = exp.name.as_ref().expect("validated");
+    let model = exp.model.as_ref().expect("validated");
+    let step = exp.step.as_ref().expect("validated");
+    let loader = exp.loader.as_ref().expect("validated");
+    let docs = &exp.docs;
+
+    let snake = snake_case(&name.to_string());
+    let config_name = format_ident!("{}Config", name);
+    let model_name = format_ident!("{}Model", name);
+    let module = format_ident!("__dsl_{}", snake);
+    let rt = quote!(::dsl_runtime::__private);
+
+    let (config_fields, config_defaults) = config(exp);
+    let optimizer = match exp.optimizer.as_ref().expect("validated") {
+        Optimizer::Named { .. } => quote!(config.optimizer.init()),
+        Optimizer::Expr(expr) => quote!(#expr),
+    };
+    let metric_calls = metrics(exp).into_iter().map(|m| {
+        let ctor = metric_constructor(&m);
+        if m.split == "train" {
+            quote!(.train_metric(#ctor))
+        } else {
+            quote!(.valid_metric(#ctor))
+        }
+    });
+    let metric_checks = metrics(exp).into_iter().map(|m| {
+        let span = m.name.span();
+        let output = Ident::new("StepOutput", span);
+        let metric = metric_type(&m.name.to_string(), span);
+        quote_spanned!(span=> ::dsl_runtime::__private::check_feeds::<#output, #metric>();)
+    });
+
+    let Model { ty: model_ty, init } = model;
+    let Step {
+        model_pat,
+        batch_pat,
+        batch_ty,
+        output_ty,
+        body,
+    } = step;
+    // A closure with a return type always has a block body; other bodies get braces.
+    let body = match body {
+        syn::Expr::Block(block) => quote!(#block),
+        other => quote!({ #other }),
+    };
+    let output_check = quote_spanned!(output_ty.span()=>
+        ::dsl_runtime::__private::check_step_output::<#output_ty>();
+    );
+    let train = loader.train.as_ref().expect("validated");
+    let valid = loader.valid.as_ref().expect("validated");
+    let batcher = loader.batcher.as_ref().expect("validated");
+    let batcher_check = quote_spanned!(batcher.span()=>
+        ::dsl_runtime::__private::check_batcher::<_, #batch_ty, _>(&train, &batcher);
+    );
+    let config_doc = format!(
+        "Every scalar hyperparameter of [`{name}`], defaulting to the values written in `training!`; saved as `config.json` with each run."
+    );
+    let model_doc = format!(
+        "The model of [`{name}`] with its training and inference steps (`TrainStep`, `InferenceStep`) built from `step`."
+    );
+
+    quote! {
+        #(#docs)*
+        #[derive(Clone, Copy, Debug)]
+        pub struct #name;
+
+        #[doc = #config_doc]
+        #[derive(Clone, Debug, PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = "::dsl_runtime::__private::serde", default, deny_unknown_fields)]
+        pub struct #config_name {
+            #config_fields
+        }
+
+        impl ::core::default::Default for #config_name {
+            fn default() -> Self {
+                Self { #config_defaults }
+            }
+        }
+
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_imports)]
+        mod #module {
+            use super::*;
+            use ::dsl_runtime::__private::burn;
+
+            #[doc = #model_doc]
+            #[derive(burn::module::Module, Debug)]
+            pub struct #model_name {
+                /// The user's model.
+                pub model: #model_ty,
+            }
+
+            pub type StepOutput = #output_ty;
+
+            fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty #body
+
+            impl burn::train::TrainStep for #model_name {
+                type Input = #batch_ty;
+                type Output = #output_ty;
+
+                fn step(&self, batch: #batch_ty) -> burn::train::TrainOutput<#output_ty> {
+                    let output = step(&self.model, batch);
+                    ::dsl_runtime::__private::train_output(self, output)
+                }
+            }
+
+            impl burn::train::InferenceStep for #model_name {
+                type Input = #batch_ty;
+                type Output = #output_ty;
+
+                fn step(&self, batch: #batch_ty) -> #output_ty {
+                    step(&self.model, batch)
+                }
+            }
+
+            #[allow(dead_code)]
+            fn compile_time_checks() {
+                #output_check
+                #(#metric_checks)*
+            }
+        }
+        pub use #module::#model_name;
+
+        impl #name {
+            /// The config with the values written in `training!`.
+            pub fn config() -> #config_name {
+                <#config_name as ::core::default::Default>::default()
+            }
+
+            /// Trains with the values written in `training!` on `device`.
+            pub fn fit(
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<#rt::FitReport<#model_name>, #rt::FitError> {
+                Self::with_config(Self::config(), device)
+            }
+
+            /// Trains with `config` (e.g. `Self::config()` with some values changed) on `device`.
+            pub fn with_config(
+                config: #config_name,
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<#rt::FitReport<#model_name>, #rt::FitError> {
+                if let ::core::option::Option::Some(seed) = config.seed {
+                    device.seed(seed);
+                }
+                // The model is built on the autodiff twin of the run's device, so that its
+                // parameters track gradients whichever device the caller passed.
+                let train_device = device.clone().autodiff();
+                let model: #model_ty = {
+                    let device = &train_device;
+                    #init
+                };
+                let train = #train;
+                let valid = #valid;
+                let batcher = #batcher;
+                #batcher_check
+                let steps = #rt::optimizer_steps(
+                    #rt::burn::data::dataset::Dataset::len(&train),
+                    config.batch_size,
+                    config.grad_accumulation,
+                    config.epochs,
+                );
+                let lr_schedule = config.lr_schedule.build(config.lr, steps)?;
+                let optimizer = #optimizer;
+                #rt::Fit::new(#model_name { model }, optimizer, lr_schedule)
+                    .options(#rt::FitOptions {
+                        name: ::std::string::String::from(#snake),
+                        artifacts: ::std::path::PathBuf::from(&config.artifacts),
+                        first_epoch: 1,
+                        epochs: config.epochs,
+                        batch_size: config.batch_size,
+                        shuffle: config.shuffle,
+                        workers: config.workers,
+                        grad_accumulation: config.grad_accumulation,
+                        grad_clip: config.grad_clip,
+                        early_stopping: config.early_stopping.clone(),
+                        quiet: false,
+                    })
+                    .hyperparameters(&config)
+                    #(#metric_calls)*
+                    .run(device, #rt::Data::new(train, valid, batcher))
+            }
+        }
+    }
+}
+
+/// `ThreeClass` → `three_class`: the run directory's name.
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn metrics(exp: &Experiment) -> Vec<MetricRef> {
+    exp.metrics.clone().unwrap_or_else(default_metrics)
+}
+
+fn metric_constructor(m: &MetricRef) -> TokenStream {
+    let rt = quote!(::dsl_runtime::__private::metric);
+    let arg = m.arg.as_ref().map(|a| a.value).unwrap_or_default();
+    match m.name.to_string().as_str() {
+        "top_k" => {
+            let k = arg as usize;
+            quote!(#rt::top_k(#k))
+        }
+        "fbeta" => quote!(#rt::fbeta(#arg)),
+        "lr" => quote!(#rt::learning_rate()),
+        other => {
+            let f = Ident::new(other, Span::call_site());
+            quote!(#rt::#f())
+        }
+    }
+}
+
+/// The Burn metric type behind a metric name, with every token at the user's metric name.
+fn metric_type(name: &str, span: Span) -> TokenStream {
+    let ty = match name {
+        "loss" => return quote_spanned!(span=> ::dsl_runtime::__private::metric::SampleLoss),
+        "accuracy" => "AccuracyMetric",
+        "top_k" => "TopKAccuracyMetric",
+        "precision" => "PrecisionMetric",
+        "recall" => "RecallMetric",
+        "f1" | "fbeta" => "FBetaScoreMetric",
+        "auroc" => "AurocMetric",
+        "perplexity" => "PerplexityMetric",
+        _ => "LearningRateMetric",
+    };
+    let ty = Ident::new(ty, span);
+    quote_spanned!(span=> ::dsl_runtime::__private::burn::train::metric::#ty)
+}
+
+fn opt_u64(n: &Option<Number>) -> TokenStream {
+    match n {
+        Some(n) => {
+            let v = n.value as u64;
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_usize(n: &Option<Number>) -> TokenStream {
+    match n {
+        Some(n) => {
+            let v = n.as_usize();
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn arg(args: &[(Ident, Number)], key: &str) -> Option<f64> {
+    args.iter().find(|(k, _)| k == key).map(|(_, n)| n.value)
+}
+
+fn opt_f32(v: Option<f64>) -> TokenStream {
+    match v {
+        Some(v) => {
+            let v = v as f32;
+            quote!(::core::option::Option::Some(#v))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn optimizer_spec(kind: OptimizerKind, args: &[(Ident, Number)]) -> TokenStream {
+    let rt = quote!(::dsl_runtime::__private);
+    let f32_or = |key: &str, default: f32| arg(args, key).map_or(default, |v| v as f32);
+    match kind {
+        OptimizerKind::Sgd => {
+            let momentum = match arg(args, "momentum") {
+                Some(m) => quote!(::core::option::Option::Some(#m)),
+                None => quote!(::core::option::Option::None),
+            };
+            let weight_decay = opt_f32(arg(args, "weight_decay"));
+            quote!(#rt::OptimizerSpec::Sgd { momentum: #momentum, weight_decay: #weight_decay })
+        }
+        OptimizerKind::Adam => {
+            let (b1, b2, eps) = (
+                f32_or("beta1", 0.9),
+                f32_or("beta2", 0.999),
+                f32_or("epsilon", 1e-5),
+            );
+            let weight_decay = opt_f32(arg(args, "weight_decay"));
+            quote!(#rt::OptimizerSpec::Adam { beta_1: #b1, beta_2: #b2, epsilon: #eps, weight_decay: #weight_decay })
+        }
+        OptimizerKind::AdamW => {
+            let (b1, b2, eps) = (
+                f32_or("beta1", 0.9),
+                f32_or("beta2", 0.999),
+                f32_or("epsilon", 1e-5),
+            );
+            let weight_decay = f32_or("weight_decay", 1e-4);
+            quote!(#rt::OptimizerSpec::AdamW { beta_1: #b1, beta_2: #b2, epsilon: #eps, weight_decay: #weight_decay })
+        }
+    }
+}
+
+fn schedule_spec(schedule: &Schedule) -> TokenStream {
+    let rt = quote!(::dsl_runtime::__private);
+    match schedule {
+        Schedule::Constant => quote!(#rt::Schedule::Constant),
+        Schedule::Cosine { min } => {
+            let v = min.value;
+            quote!(#rt::Schedule::Cosine { min_lr: #v })
+        }
+        Schedule::Linear { final_lr } => {
+            let v = final_lr.value;
+            quote!(#rt::Schedule::Linear { final_lr: #v })
+        }
+        Schedule::Exponential { gamma } => {
+            let v = gamma.value;
+            quote!(#rt::Schedule::Exponential { gamma: #v })
+        }
+        Schedule::Step { every, gamma } => {
+            let (n, g) = (every.as_usize(), gamma.value);
+            quote!(#rt::Schedule::Step { step_size: #n, gamma: #g })
+        }
+        Schedule::WarmUp { steps, then } => {
+            let n = steps.as_usize();
+            let then = schedule_spec(then);
+            quote!(#rt::Schedule::WarmUp { steps: #n, then: ::std::boxed::Box::new(#then) })
+        }
+    }
+}
+
+/// The fields of `<Name>Config` and their defaults, from the macro's values.
+fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
+    let rt = quote!(::dsl_runtime::__private);
+    let loader = exp.loader.as_ref().expect("validated");
+    let epochs = exp.epochs.as_ref().expect("validated").as_usize();
+    let batch_size = loader.batch_size.as_ref().expect("validated").as_usize();
+    let workers = loader.workers.as_ref().map_or(0, Number::as_usize);
+    let shuffle = opt_u64(&loader.shuffle);
+    let seed = opt_u64(&exp.seed);
+    let accumulation = opt_usize(&exp.grad_accumulation);
+    let (lr, optimizer_field, optimizer_default) = match exp.optimizer.as_ref().expect("validated")
+    {
+        Optimizer::Named { kind, lr, args, .. } => {
+            let spec = optimizer_spec(*kind, args);
+            (
+                lr.as_ref().map_or(0.0, |n| n.value),
+                quote! {
+                    /// The optimizer and its settings.
+                    pub optimizer: #rt::OptimizerSpec,
+                },
+                quote!(optimizer: #spec,),
+            )
+        }
+        Optimizer::Expr(_) => (exp.lr.as_ref().map_or(0.0, |n| n.value), quote!(), quote!()),
+    };
+    let schedule = exp
+        .lr_schedule
+        .as_ref()
+        .map_or_else(|| quote!(#rt::Schedule::Constant), schedule_spec);
+    let clip = match &exp.grad_clip {
+        Some(Clip::Norm(n)) => {
+            let v = n.value;
+            quote!(::core::option::Option::Some(#rt::GradClip::Norm(#v)))
+        }
+        Some(Clip::Value(n)) => {
+            let v = n.value as f32;
+            quote!(::core::option::Option::Some(#rt::GradClip::Value(#v)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let early = match &exp.early_stopping {
+        Some(rule) => {
+            let split = if rule.metric.split == "train" {
+                quote!(#rt::Split::Train)
+            } else {
+                quote!(#rt::Split::Valid)
+            };
+            let key = rule.metric.key();
+            let patience = rule.patience.as_usize();
+            let delta = rule.min_delta.as_ref().map_or(0.0, |n| n.value);
+            quote!(::core::option::Option::Some(#rt::EarlyStopping {
+                split: #split,
+                metric: ::std::string::String::from(#key),
+                patience: #patience,
+                min_delta: #delta,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let artifacts = exp
+        .artifacts
+        .as_ref()
+        .map_or_else(|| "artifacts".to_owned(), |s| s.value());
+
+    let fields = quote! {
+        /// Last epoch to train.
+        pub epochs: usize,
+        /// Samples per batch.
+        pub batch_size: usize,
+        /// Shuffle seed of the training split; `None` keeps dataset order.
+        pub shuffle: ::core::option::Option<u64>,
+        /// Threads building batches ahead of training.
+        pub workers: usize,
+        /// Base learning rate.
+        pub lr: f64,
+        #optimizer_field
+        /// How the learning rate moves over the run.
+        pub lr_schedule: #rt::Schedule,
+        /// Batches per optimizer step.
+        pub grad_accumulation: ::core::option::Option<usize>,
+        /// Gradient clipping.
+        pub grad_clip: ::core::option::Option<#rt::GradClip>,
+        /// Early stopping rule.
+        pub early_stopping: ::core::option::Option<#rt::EarlyStopping>,
+        /// Seed of the device RNG, set before the model is initialised.
+        pub seed: ::core::option::Option<u64>,
+        /// Root folder of run directories.
+        pub artifacts: ::std::string::String,
+    };
+    let defaults = quote! {
+        epochs: #epochs,
+        batch_size: #batch_size,
+        shuffle: #shuffle,
+        workers: #workers,
+        lr: #lr,
+        #optimizer_default
+        lr_schedule: #schedule,
+        grad_accumulation: #accumulation,
+        grad_clip: #clip,
+        early_stopping: #early,
+        seed: #seed,
+        artifacts: ::std::string::String::from(#artifacts),
+    };
+    (fields, defaults)
+}

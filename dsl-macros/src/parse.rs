@@ -1,0 +1,566 @@
+//! Tokens to [`Experiment`]. A value that does not parse is reported and skipped, so one build
+//! shows every mistake; only a token stream with no `key: value` shape at all stops early.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, Ident, LitStr, Pat, ReturnType, Token, braced, bracketed, parenthesized,
+};
+
+use crate::ast::*;
+use crate::errors::{Errors, closest};
+
+/// Top-level keys, in the order the docs list them.
+pub const KEYS: &[&str] = &[
+    "name",
+    "model",
+    "step",
+    "loader",
+    "optimizer",
+    "lr",
+    "lr_schedule",
+    "epochs",
+    "metrics",
+    "checkpoint",
+    "early_stopping",
+    "grad_accumulation",
+    "grad_clip",
+    "seed",
+    "artifacts",
+];
+
+/// Keys of `loader: { .. }`.
+pub const LOADER_KEYS: &[&str] = &[
+    "train",
+    "valid",
+    "batcher",
+    "batch_size",
+    "shuffle",
+    "workers",
+];
+
+pub const OPTIMIZERS: &[&str] = &["sgd", "adam", "adamw"];
+pub const SCHEDULES: &[&str] = &[
+    "constant",
+    "cosine",
+    "linear",
+    "exponential",
+    "step",
+    "warm_up",
+];
+
+/// Parses an invocation, collecting every error into `errors`.
+pub fn parse(tokens: TokenStream, errors: &mut Errors) -> Experiment {
+    let parser = |input: ParseStream| -> syn::Result<Experiment> {
+        let mut exp = Experiment {
+            docs: input.call(Attribute::parse_outer)?,
+            span: Span::call_site(),
+            ..Experiment::default()
+        };
+        exp.given = entries(input, KEYS, errors, |key, input, errors| {
+            top_level(&mut exp, key, input, errors)
+        })?;
+        Ok(exp)
+    };
+    match parser.parse2(tokens) {
+        Ok(exp) => exp,
+        Err(err) => {
+            errors.push(err);
+            Experiment::default()
+        }
+    }
+}
+
+/// Parses `key: value, ...`, calling `value` for each known key; reports unknown and duplicate
+/// keys and skips their values.
+fn entries(
+    input: ParseStream,
+    known: &[&str],
+    errors: &mut Errors,
+    mut value: impl FnMut(&Ident, ParseStream, &mut Errors) -> syn::Result<()>,
+) -> syn::Result<Vec<String>> {
+    let mut seen: HashMap<String, Ident> = HashMap::new();
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let name = key.to_string();
+        let outcome = if !known.contains(&name.as_str()) {
+            let hint = match closest(&name, known) {
+                Some(k) => format!("did you mean `{k}`?"),
+                None => format!("the keys are: {}", known.join(", ")),
+            };
+            Err(syn::Error::new(
+                key.span(),
+                format!("unknown key `{name}`\nhelp: {hint}"),
+            ))
+        } else if seen.contains_key(&name) {
+            Err(syn::Error::new(
+                key.span(),
+                format!("duplicate key `{name}`\nhelp: give each key once; remove one of the two"),
+            ))
+        } else {
+            seen.insert(name, key.clone());
+            value(&key, input, errors)
+        };
+        if let Err(err) = outcome {
+            errors.push(err);
+            skip_to_comma(input);
+        } else if !input.is_empty() && !input.peek(Token![,]) {
+            errors.push(input.error(format!(
+                "unexpected tokens after the value of `{key}`\nhelp: end the value with `,`"
+            )));
+            skip_to_comma(input);
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(seen.into_keys().collect())
+}
+
+fn skip_to_comma(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            if let proc_macro2::TokenTree::Punct(p) = &tt
+                && p.as_char() == ','
+            {
+                return Ok(((), rest));
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    });
+}
+
+fn top_level(
+    exp: &mut Experiment,
+    key: &Ident,
+    input: ParseStream,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    match key.to_string().as_str() {
+        "name" => exp.name = Some(input.parse()?),
+        "model" => exp.model = Some(model(input)?),
+        "step" => exp.step = Some(step(input)?),
+        "loader" => exp.loader = Some(loader(input, errors)?),
+        "optimizer" => exp.optimizer = Some(optimizer(input)?),
+        "lr" => exp.lr = Some(number(input)?),
+        "lr_schedule" => exp.lr_schedule = Some(schedule(input)?),
+        "epochs" => exp.epochs = Some(number(input)?),
+        "metrics" => exp.metrics = Some(metrics(input)?),
+        "checkpoint" => exp.checkpoint = Some(policies(input)?),
+        "early_stopping" => exp.early_stopping = Some(patience(input)?),
+        "grad_accumulation" => exp.grad_accumulation = Some(number(input)?),
+        "grad_clip" => exp.grad_clip = Some(clip(input)?),
+        "seed" => exp.seed = Some(number(input)?),
+        "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
+        _ => unreachable!("`entries` only passes known keys"),
+    }
+    Ok(())
+}
+
+fn model(input: ParseStream) -> syn::Result<Model> {
+    let ty = input.parse()?;
+    if !input.peek(Token![=]) {
+        return Err(input.error(
+            "`model` needs an initialiser\nhelp: write `model: Type = expression`, e.g. `model: Mlp = Mlp::new(device)`; `device` is the run's device",
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    Ok(Model {
+        ty,
+        init: input.parse()?,
+    })
+}
+
+fn step(input: ParseStream) -> syn::Result<Step> {
+    const FORM: &str = "write `step: |model, batch: Batch| -> Output { .. }`";
+    let closure: syn::ExprClosure = input.parse().map_err(|e| {
+        syn::Error::new(e.span(), format!("`step` must be a closure\nhelp: {FORM}"))
+    })?;
+    if closure.inputs.len() != 2 {
+        return Err(syn::Error::new(
+            closure.inputs.span(),
+            format!("`step` takes two arguments, the model and a typed batch\nhelp: {FORM}"),
+        ));
+    }
+    let model_pat = match &closure.inputs[0] {
+        Pat::Type(typed) => (*typed.pat).clone(),
+        other => other.clone(),
+    };
+    let Pat::Type(batch) = &closure.inputs[1] else {
+        return Err(syn::Error::new(
+            closure.inputs[1].span(),
+            format!("the batch argument of `step` needs its type\nhelp: {FORM}"),
+        ));
+    };
+    let ReturnType::Type(_, output_ty) = &closure.output else {
+        return Err(syn::Error::new(
+            closure.or1_token.span(),
+            format!("`step` needs its output type\nhelp: {FORM}"),
+        ));
+    };
+    Ok(Step {
+        model_pat,
+        batch_pat: (*batch.pat).clone(),
+        batch_ty: (*batch.ty).clone(),
+        output_ty: (**output_ty).clone(),
+        body: *closure.body,
+    })
+}
+
+fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
+    let content;
+    let brace = braced!(content in input);
+    let mut loader = Loader {
+        train: None,
+        valid: None,
+        batcher: None,
+        batch_size: None,
+        shuffle: None,
+        workers: None,
+        given: Vec::new(),
+        span: brace.span.join(),
+    };
+    loader.given = entries(&content, LOADER_KEYS, errors, |key, input, _| {
+        match key.to_string().as_str() {
+            "train" => loader.train = Some(input.parse()?),
+            "valid" => loader.valid = Some(input.parse()?),
+            "batcher" => loader.batcher = Some(input.parse()?),
+            "batch_size" => loader.batch_size = Some(number(input)?),
+            "shuffle" => loader.shuffle = Some(number(input)?),
+            "workers" => loader.workers = Some(number(input)?),
+            _ => unreachable!("`entries` only passes known keys"),
+        }
+        Ok(())
+    })?;
+    Ok(loader)
+}
+
+/// A numeric literal, optionally negated.
+pub fn number(input: ParseStream) -> syn::Result<Number> {
+    let expr: Expr = input.parse()?;
+    number_expr(&expr)
+}
+
+fn number_expr(expr: &Expr) -> syn::Result<Number> {
+    let wrong = || {
+        syn::Error::new(
+            expr.span(),
+            "expected a number literal\nhelp: write the value itself (e.g. `3` or `1e-3`): it becomes the default of the experiment's config, overridable at run time",
+        )
+    };
+    match expr {
+        Expr::Lit(lit) => match &lit.lit {
+            syn::Lit::Int(i) => Ok(Number {
+                value: i.base10_parse::<u64>()? as f64,
+                is_int: true,
+                span: i.span(),
+            }),
+            syn::Lit::Float(f) => Ok(Number {
+                value: f.base10_parse::<f64>()?,
+                is_int: false,
+                span: f.span(),
+            }),
+            _ => Err(wrong()),
+        },
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => {
+            let inner = number_expr(&unary.expr)?;
+            Ok(Number {
+                value: -inner.value,
+                span: expr.span(),
+                ..inner
+            })
+        }
+        _ => Err(wrong()),
+    }
+}
+
+/// `name(arg = number, ..)` arguments.
+fn named_args(input: ParseStream) -> syn::Result<Vec<(Ident, Number)>> {
+    let content;
+    parenthesized!(content in input);
+    let args =
+        Punctuated::<(Ident, Number), Token![,]>::parse_terminated_with(&content, |input| {
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            Ok((name, number(input)?))
+        })?;
+    Ok(args.into_iter().collect())
+}
+
+fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
+    let named_form = input.peek(Ident) && input.peek2(syn::token::Paren) && {
+        // `name(key = value, ..)` is our form; anything else is a Rust expression.
+        let fork = input.fork();
+        fork.parse::<Ident>().is_ok()
+            && named_args(&fork).is_ok()
+            && (fork.is_empty() || fork.peek(Token![,]))
+    };
+    if !named_form {
+        return Ok(Optimizer::Expr(input.parse()?));
+    }
+    let name: Ident = input.parse()?;
+    let kind = match name.to_string().as_str() {
+        "sgd" => OptimizerKind::Sgd,
+        "adam" => OptimizerKind::Adam,
+        "adamw" => OptimizerKind::AdamW,
+        other => {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown optimizer `{other}`\nhelp: use one of {}, or any expression giving a `ModuleOptimizer`",
+                    OPTIMIZERS.join(", ")
+                ),
+            ));
+        }
+    };
+    let mut args = named_args(input)?;
+    let lr = args
+        .iter()
+        .position(|(k, _)| k == "lr")
+        .map(|i| args.remove(i).1);
+    Ok(Optimizer::Named {
+        kind,
+        name,
+        lr,
+        args,
+    })
+}
+
+fn schedule(input: ParseStream) -> syn::Result<Schedule> {
+    let name: Ident = input.parse()?;
+    let args = if input.peek(syn::token::Paren) {
+        named_args_or_schedule(input)?
+    } else {
+        Vec::new()
+    };
+    let get = |key: &str, default: Option<f64>| -> syn::Result<Number> {
+        match args.iter().position(|(k, _)| k == key) {
+            Some(i) => match &args[i].1 {
+                Arg::Number(n) => Ok(n.clone()),
+                Arg::Schedule(_) => Err(syn::Error::new(
+                    args[i].0.span(),
+                    format!("`{key}` takes a number"),
+                )),
+            },
+            None => default
+                .map(|value| Number {
+                    value,
+                    is_int: false,
+                    span: name.span(),
+                })
+                .ok_or_else(|| {
+                    syn::Error::new(
+                        name.span(),
+                        format!("`{name}` needs `{key} = ..`\nhelp: write `{name}({key} = ..)`"),
+                    )
+                }),
+        }
+    };
+    let schedule = match name.to_string().as_str() {
+        "constant" => Schedule::Constant,
+        "cosine" => Schedule::Cosine {
+            min: get("min", Some(0.0))?,
+        },
+        "linear" => Schedule::Linear {
+            final_lr: get("final", None)?,
+        },
+        "exponential" => Schedule::Exponential {
+            gamma: get("gamma", None)?,
+        },
+        "step" => Schedule::Step {
+            every: get("every", None)?,
+            gamma: get("gamma", Some(0.1))?,
+        },
+        "warm_up" => {
+            let steps = get("steps", None)?;
+            let then = args
+                .iter()
+                .find_map(|(k, v)| match v {
+                    Arg::Schedule(s) if k == "then" => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| Box::new(Schedule::Constant));
+            Schedule::WarmUp { steps, then }
+        }
+        other => {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown learning-rate schedule `{other}`\nhelp: use one of {}",
+                    SCHEDULES.join(", ")
+                ),
+            ));
+        }
+    };
+    let allowed: &[&str] = match &schedule {
+        Schedule::Constant => &[],
+        Schedule::Cosine { .. } => &["min"],
+        Schedule::Linear { .. } => &["final"],
+        Schedule::Exponential { .. } => &["gamma"],
+        Schedule::Step { .. } => &["every", "gamma"],
+        Schedule::WarmUp { .. } => &["steps", "then"],
+    };
+    if let Some((key, _)) = args.iter().find(|(k, _)| !allowed.iter().any(|a| k == a)) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`{name}` has no argument `{key}`\nhelp: its arguments are: {}",
+                if allowed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    allowed.join(", ")
+                }
+            ),
+        ));
+    }
+    Ok(schedule)
+}
+
+enum Arg {
+    Number(Number),
+    Schedule(Box<Schedule>),
+}
+
+/// Schedule arguments: numbers, or a nested schedule for `then`.
+fn named_args_or_schedule(input: ParseStream) -> syn::Result<Vec<(Ident, Arg)>> {
+    let content;
+    parenthesized!(content in input);
+    let args = Punctuated::<(Ident, Arg), Token![,]>::parse_terminated_with(&content, |input| {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value = if name == "then" {
+            Arg::Schedule(Box::new(schedule(input)?))
+        } else {
+            Arg::Number(number(input)?)
+        };
+        Ok((name, value))
+    })?;
+    Ok(args.into_iter().collect())
+}
+
+/// `split.metric` or `split.metric(number)`.
+pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
+    let split: Ident = input.parse()?;
+    input.parse::<Token![.]>().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "a metric is written `split.metric`\nhelp: e.g. `valid.accuracy` or `train.loss`",
+        )
+    })?;
+    let name: Ident = input.parse()?;
+    let arg = if input.peek(syn::token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        Some(number(&content)?)
+    } else {
+        None
+    };
+    Ok(MetricRef { split, name, arg })
+}
+
+fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {
+    let content;
+    bracketed!(content in input);
+    Ok(
+        Punctuated::<MetricRef, Token![,]>::parse_terminated_with(&content, metric_ref)?
+            .into_iter()
+            .collect(),
+    )
+}
+
+fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {
+    let mut policies = vec![policy(input)?];
+    while input.peek(Token![|]) {
+        input.parse::<Token![|]>()?;
+        policies.push(policy(input)?);
+    }
+    Ok(policies)
+}
+
+fn policy(input: ParseStream) -> syn::Result<Policy> {
+    let name: Ident = input.parse()?;
+    let content;
+    let policy = match name.to_string().as_str() {
+        "none" => return Ok(Policy::None(name)),
+        "keep_last" => {
+            parenthesized!(content in input);
+            Policy::KeepLast(number(&content)?)
+        }
+        "every" => {
+            parenthesized!(content in input);
+            Policy::Every(number(&content)?)
+        }
+        "best" => {
+            parenthesized!(content in input);
+            Policy::Best(metric_ref(&content)?)
+        }
+        other => {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "unknown checkpoint policy `{other}`\nhelp: use keep_last(n), best(split.metric), every(k) or none, joined with `|`"
+                ),
+            ));
+        }
+    };
+    if !content.is_empty() {
+        return Err(content.error("unexpected extra argument"));
+    }
+    Ok(policy)
+}
+
+fn patience(input: ParseStream) -> syn::Result<Patience> {
+    let name: Ident = input.parse()?;
+    if name != "patience" {
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "unknown early-stopping rule `{name}`\nhelp: write `patience(epochs, split.metric)` or `patience(epochs, split.metric, min_delta = x)`"
+            ),
+        ));
+    }
+    let content;
+    parenthesized!(content in input);
+    let patience = number(&content)?;
+    content.parse::<Token![,]>()?;
+    let metric = metric_ref(&content)?;
+    let mut min_delta = None;
+    if content.peek(Token![,]) {
+        content.parse::<Token![,]>()?;
+        let key: Ident = content.parse()?;
+        if key != "min_delta" {
+            return Err(syn::Error::new(key.span(), "expected `min_delta = x`"));
+        }
+        content.parse::<Token![=]>()?;
+        min_delta = Some(number(&content)?);
+    }
+    Ok(Patience {
+        patience,
+        metric,
+        min_delta,
+    })
+}
+
+fn clip(input: ParseStream) -> syn::Result<Clip> {
+    let name: Ident = input.parse()?;
+    let content;
+    parenthesized!(content in input);
+    let value = number(&content)?;
+    match name.to_string().as_str() {
+        "norm" => Ok(Clip::Norm(value)),
+        "value" => Ok(Clip::Value(value)),
+        other => Err(syn::Error::new(
+            name.span(),
+            format!(
+                "unknown gradient clipping `{other}`\nhelp: use norm(max) (one global norm) or value(max)"
+            ),
+        )),
+    }
+}

@@ -1,0 +1,170 @@
+//! Parser and validator on token streams, without a compiler in the loop.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::errors::Errors;
+use crate::{parse, validate};
+
+fn messages(tokens: TokenStream) -> Vec<String> {
+    let mut errors = Errors::new();
+    let exp = parse::parse(tokens, &mut errors);
+    validate::validate(&exp, &mut errors);
+    errors.into_messages()
+}
+
+fn minimal(extra: TokenStream) -> TokenStream {
+    quote! {
+        name: Seed,
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+        loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+        optimizer: sgd(lr = 0.1),
+        epochs: 3,
+        #extra
+    }
+}
+
+#[test]
+fn a_minimal_experiment_has_no_error() {
+    assert_eq!(messages(minimal(quote!())), Vec::<String>::new());
+}
+
+#[test]
+fn a_full_experiment_has_no_error() {
+    let full = minimal(quote! {
+        lr_schedule: warm_up(steps = 2, then = cosine(min = 1e-4)),
+        metrics: [train.loss, valid.loss, valid.accuracy, valid.top_k(2), valid.fbeta(0.5)],
+        checkpoint: keep_last(2) | best(valid.loss) | every(5),
+        early_stopping: patience(5, valid.loss, min_delta = 0.01),
+        grad_accumulation: 2,
+        grad_clip: norm(1.0),
+        seed: 42,
+        artifacts: "runs",
+    });
+    assert_eq!(messages(full), Vec::<String>::new());
+}
+
+#[test]
+fn errors_are_collected_not_first_fail() {
+    let msgs = messages(minimal(quote! {
+        epoch: 3,
+        metrics: [valid.acuracy, test.loss],
+        checkpoint: keep_last(0),
+    }));
+    assert_eq!(msgs.len(), 4, "{msgs:#?}");
+    assert!(
+        msgs[0].starts_with("unknown key `epoch`\nhelp: did you mean `epochs`?"),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("unknown metric `acuracy`")
+                && m.contains("did you mean `accuracy`?"))
+    );
+    assert!(msgs.iter().any(|m| m.contains("unknown split `test`")));
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("`keep_last` must keep at least 1"))
+    );
+}
+
+#[test]
+fn missing_and_duplicate_keys() {
+    let msgs = messages(quote! {
+        name: Seed,
+        name: Other,
+        loader: { train: a(), batch_size: 0 },
+    });
+    let expected = [
+        "duplicate key `name`",
+        "missing required key `model`",
+        "missing required key `step`",
+        "missing required key `optimizer`",
+        "missing required key `epochs`",
+        "`loader` is missing `valid`",
+        "`loader` is missing `batcher`",
+        "`batch_size` must be a whole number of at least 1",
+    ];
+    assert_eq!(msgs.len(), expected.len(), "{msgs:#?}");
+    for e in expected {
+        assert!(
+            msgs.iter().any(|m| m.starts_with(e)),
+            "{e} not in {msgs:#?}"
+        );
+    }
+}
+
+#[test]
+fn metrics_named_by_best_and_patience_must_be_recorded() {
+    let msgs = messages(minimal(quote! {
+        metrics: [train.loss, valid.loss],
+        checkpoint: best(valid.f1),
+        early_stopping: patience(3, valid.accuracy),
+    }));
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    assert!(msgs[0].contains(
+        "`best` uses `valid.f1`, which is not recorded\nhelp: add `valid.f1` to `metrics`"
+    ));
+    assert!(msgs[1].contains("early stopping uses `valid.accuracy`"));
+}
+
+#[test]
+fn optimizers_and_schedules_are_checked_by_name_and_value() {
+    let msgs = messages(quote! {
+        name: Seed,
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> Out { model.f(batch) },
+        loader: { train: a(), valid: b(), batcher: B, batch_size: 16 },
+        optimizer: adamm(lr = 0.1),
+        lr_schedule: cosinus(min = 0.0),
+        epochs: 0,
+    });
+    assert_eq!(msgs.len(), 3, "{msgs:#?}");
+    assert!(msgs[0].starts_with("unknown optimizer `adamm`\nhelp: use one of sgd, adam, adamw"));
+    assert!(msgs[1].starts_with("unknown learning-rate schedule `cosinus`"));
+    assert!(msgs[2].starts_with("`epochs` must be a whole number of at least 1"));
+
+    let msgs = messages(quote! {
+        name: Seed,
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> Out { model.f(batch) },
+        loader: { train: a(), valid: b(), batcher: B, batch_size: 16 },
+        optimizer: sgd(lr = -0.1, nesterov = 1),
+        epochs: 1,
+    });
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("the learning rate must be positive, not -0.1"))
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("`sgd` has no argument `nesterov`"))
+    );
+}
+
+#[test]
+fn an_optimizer_expression_takes_its_rate_from_the_lr_key() {
+    let with_expr = |lr: TokenStream| {
+        messages(quote! {
+            name: Seed,
+            model: Mlp = Mlp::new(3, device),
+            step: |model, batch: Batch| -> Out { model.f(batch) },
+            loader: { train: a(), valid: b(), batcher: B, batch_size: 16 },
+            optimizer: AdamConfig::new().init(),
+            epochs: 1,
+            #lr
+        })
+    };
+    assert_eq!(with_expr(quote!(lr: 1e-3,)), Vec::<String>::new());
+    let msgs = with_expr(quote!());
+    assert_eq!(msgs.len(), 1);
+    assert!(msgs[0].starts_with("an optimizer expression needs a learning rate beside it"));
+}
+
+#[test]
+fn run_directories_are_snake_case() {
+    assert_eq!(crate::expand::snake_case("ThreeClass"), "three_class");
+    assert_eq!(crate::expand::snake_case("Wine"), "wine");
+}

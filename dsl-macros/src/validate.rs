@@ -1,0 +1,455 @@
+//! Rules that span keys or values, one function per rule, each reporting at the user's token.
+
+use proc_macro2::Span;
+
+use crate::ast::*;
+use crate::errors::{Errors, closest};
+
+/// Metric names `split.<name>` accepts, and whether each takes an argument.
+pub const METRICS: &[(&str, bool)] = &[
+    ("loss", false),
+    ("accuracy", false),
+    ("top_k", true),
+    ("precision", false),
+    ("recall", false),
+    ("f1", false),
+    ("fbeta", true),
+    ("auroc", false),
+    ("perplexity", false),
+    ("lr", false),
+];
+
+const SPLITS: &[&str] = &["train", "valid"];
+
+pub fn validate(exp: &Experiment, errors: &mut Errors) {
+    required_keys(exp, errors);
+    positive_counts(exp, errors);
+    learning_rate(exp, errors);
+    optimizer_arguments(exp, errors);
+    let recorded = metric_list(exp, errors);
+    checkpoint_policies(exp, &recorded, errors);
+    early_stopping(exp, &recorded, errors);
+    schedule_values(exp, errors);
+}
+
+fn err(errors: &mut Errors, span: Span, what: &str, fix: &str) {
+    errors.push(syn::Error::new(span, format!("{what}\nhelp: {fix}")));
+}
+
+/// `name`, `model`, `step`, `loader`, `optimizer` and `epochs` are required, and so are the
+/// loader's `train`, `valid`, `batcher` and `batch_size`.
+fn required_keys(exp: &Experiment, errors: &mut Errors) {
+    let missing = [
+        ("name", exp.name.is_none(), "name: MyExperiment"),
+        (
+            "model",
+            exp.model.is_none(),
+            "model: Mlp = Mlp::new(device)",
+        ),
+        (
+            "step",
+            exp.step.is_none(),
+            "step: |model, batch: Batch| -> ClassificationOutput { .. }",
+        ),
+        (
+            "loader",
+            exp.loader.is_none(),
+            "loader: { train: .., valid: .., batcher: .., batch_size: 32 }",
+        ),
+        (
+            "optimizer",
+            exp.optimizer.is_none(),
+            "optimizer: adam(lr = 1e-3)",
+        ),
+        ("epochs", exp.epochs.is_none(), "epochs: 10"),
+    ];
+    for (key, absent, example) in missing {
+        if absent && !exp.given.iter().any(|k| k == key) {
+            err(
+                errors,
+                exp.span,
+                &format!("missing required key `{key}`"),
+                &format!("add `{example}`"),
+            );
+        }
+    }
+    if let Some(loader) = &exp.loader {
+        let missing = [
+            ("train", loader.train.is_none(), "train: my_dataset()"),
+            ("valid", loader.valid.is_none(), "valid: my_dataset()"),
+            ("batcher", loader.batcher.is_none(), "batcher: MyBatcher"),
+            ("batch_size", loader.batch_size.is_none(), "batch_size: 32"),
+        ];
+        for (key, absent, example) in missing {
+            if absent && !loader.given.iter().any(|k| k == key) {
+                err(
+                    errors,
+                    loader.span,
+                    &format!("`loader` is missing `{key}`"),
+                    &format!("add `{example}`"),
+                );
+            }
+        }
+    }
+}
+
+fn count(errors: &mut Errors, key: &str, n: &Option<Number>, min: f64) {
+    let Some(n) = n else { return };
+    if !n.is_int || n.value < min {
+        let at_least = if min > 0.0 {
+            "a whole number of at least 1"
+        } else {
+            "a whole number"
+        };
+        err(
+            errors,
+            n.span,
+            &format!("`{key}` must be {at_least}"),
+            &format!("write e.g. `{key}: {}`", min.max(1.0)),
+        );
+    }
+}
+
+/// Epochs, batch size and accumulation are at least 1; seeds and worker counts are whole.
+fn positive_counts(exp: &Experiment, errors: &mut Errors) {
+    count(errors, "epochs", &exp.epochs, 1.0);
+    count(errors, "grad_accumulation", &exp.grad_accumulation, 1.0);
+    count(errors, "seed", &exp.seed, 0.0);
+    if let Some(loader) = &exp.loader {
+        count(errors, "batch_size", &loader.batch_size, 1.0);
+        count(errors, "workers", &loader.workers, 0.0);
+        count(errors, "shuffle", &loader.shuffle, 0.0);
+    }
+    if let Some(Clip::Norm(n) | Clip::Value(n)) = &exp.grad_clip
+        && n.value <= 0.0
+    {
+        err(
+            errors,
+            n.span,
+            "gradient clipping needs a positive bound",
+            "write e.g. `grad_clip: norm(1.0)`",
+        );
+    }
+}
+
+/// Exactly one learning rate: in `sgd/adam/adamw(lr = ..)`, or as `lr:` beside an optimizer
+/// expression; and it is positive.
+fn learning_rate(exp: &Experiment, errors: &mut Errors) {
+    let lr = match (&exp.optimizer, &exp.lr) {
+        (
+            Some(Optimizer::Named {
+                lr: Some(_), name, ..
+            }),
+            Some(top),
+        ) => {
+            err(
+                errors,
+                top.span,
+                "the learning rate is given twice",
+                &format!("keep `{name}(lr = ..)` and remove the `lr` key"),
+            );
+            None
+        }
+        (Some(Optimizer::Named { lr: None, name, .. }), None) => {
+            err(
+                errors,
+                name.span(),
+                &format!("`{name}` needs a learning rate"),
+                &format!("write `{name}(lr = 1e-3)`"),
+            );
+            None
+        }
+        (Some(Optimizer::Expr(expr)), None) => {
+            err(
+                errors,
+                syn::spanned::Spanned::span(expr),
+                "an optimizer expression needs a learning rate beside it",
+                "add the key `lr: 1e-3` (or use `sgd(lr = ..)`, `adam(lr = ..)`, `adamw(lr = ..)`)",
+            );
+            None
+        }
+        (Some(Optimizer::Named { lr, .. }), None) => lr.as_ref(),
+        (_, top) => top.as_ref(),
+    };
+    if let Some(lr) = lr
+        && !(lr.value > 0.0 && lr.value.is_finite())
+    {
+        err(
+            errors,
+            lr.span,
+            &format!("the learning rate must be positive, not {}", lr.value),
+            "write e.g. `lr = 1e-3`",
+        );
+    }
+}
+
+/// Each optimizer accepts only its own arguments.
+fn optimizer_arguments(exp: &Experiment, errors: &mut Errors) {
+    let Some(Optimizer::Named {
+        kind, name, args, ..
+    }) = &exp.optimizer
+    else {
+        return;
+    };
+    let allowed: &[&str] = match kind {
+        OptimizerKind::Sgd => &["momentum", "weight_decay"],
+        OptimizerKind::Adam | OptimizerKind::AdamW => {
+            &["beta1", "beta2", "epsilon", "weight_decay"]
+        }
+    };
+    for (arg, value) in args {
+        if !allowed.contains(&arg.to_string().as_str()) {
+            err(
+                errors,
+                arg.span(),
+                &format!("`{name}` has no argument `{arg}`"),
+                &format!("its arguments are: lr, {}", allowed.join(", ")),
+            );
+        } else if value.value < 0.0 {
+            err(
+                errors,
+                value.span,
+                &format!("`{arg}` cannot be negative"),
+                "use a value of 0 or more",
+            );
+        }
+    }
+}
+
+/// Splits and metric names are known, arguments present where needed, no metric twice.
+/// Returns the metrics that passed, as recorded by the run.
+fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
+    let mut recorded: Vec<MetricRef> = Vec::new();
+    for metric in exp.metrics.iter().flatten() {
+        if check_metric_ref(metric, errors) {
+            if recorded.iter().any(|m| m.same_metric(metric)) {
+                err(
+                    errors,
+                    metric.name.span(),
+                    &format!("`{}.{}` is listed twice", metric.split, metric.key()),
+                    "remove one of the two",
+                );
+            } else {
+                recorded.push(metric.clone());
+            }
+        }
+    }
+    if exp.metrics.is_none() {
+        recorded = default_metrics();
+    }
+    recorded
+}
+
+/// The metrics recorded when `metrics` is absent: `train.loss` and `valid.loss`.
+pub fn default_metrics() -> Vec<MetricRef> {
+    ["train", "valid"]
+        .iter()
+        .map(|split| MetricRef {
+            split: syn::Ident::new(split, Span::call_site()),
+            name: syn::Ident::new("loss", Span::call_site()),
+            arg: None,
+        })
+        .collect()
+}
+
+/// One `split.metric(arg)`: known split, known metric, right argument.
+fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
+    let split = metric.split.to_string();
+    let mut ok = true;
+    if !SPLITS.contains(&split.as_str()) {
+        err(
+            errors,
+            metric.split.span(),
+            &format!("unknown split `{split}`"),
+            "use `train` or `valid`",
+        );
+        ok = false;
+    }
+    let name = metric.name.to_string();
+    let names: Vec<&str> = METRICS.iter().map(|(n, _)| *n).collect();
+    match METRICS.iter().find(|(n, _)| *n == name) {
+        None => {
+            let hint = match closest(&name, &names) {
+                Some(k) => format!("did you mean `{k}`? The metrics are: {}", names.join(", ")),
+                None => format!("the metrics are: {}", names.join(", ")),
+            };
+            err(
+                errors,
+                metric.name.span(),
+                &format!("unknown metric `{name}`"),
+                &hint,
+            );
+            ok = false;
+        }
+        Some((_, true)) => match &metric.arg {
+            None => {
+                err(
+                    errors,
+                    metric.name.span(),
+                    &format!("`{name}` needs an argument"),
+                    &format!(
+                        "write `{split}.{name}({})`",
+                        if name == "top_k" { "5" } else { "0.5" }
+                    ),
+                );
+                ok = false;
+            }
+            Some(arg) if name == "top_k" && (!arg.is_int || arg.value < 1.0) => {
+                err(
+                    errors,
+                    arg.span,
+                    "`top_k` needs a whole number k of at least 1",
+                    "write e.g. `valid.top_k(5)`",
+                );
+                ok = false;
+            }
+            Some(arg) if arg.value <= 0.0 => {
+                err(
+                    errors,
+                    arg.span,
+                    &format!("`{name}` needs a positive argument"),
+                    "write e.g. `valid.fbeta(0.5)`",
+                );
+                ok = false;
+            }
+            Some(_) => {}
+        },
+        Some((_, false)) => {
+            if let Some(arg) = &metric.arg {
+                err(
+                    errors,
+                    arg.span,
+                    &format!("`{name}` takes no argument"),
+                    &format!("write `{split}.{name}`"),
+                );
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
+/// A metric named by `best(..)` or `patience(..)` must be recorded on that split.
+fn must_be_recorded(what: &str, metric: &MetricRef, recorded: &[MetricRef], errors: &mut Errors) {
+    if !check_metric_ref(metric, errors) {
+        return;
+    }
+    if !recorded.iter().any(|m| m.same_metric(metric)) {
+        let key = format!("{}.{}", metric.split, metric.key());
+        err(
+            errors,
+            metric.name.span(),
+            &format!("{what} uses `{key}`, which is not recorded"),
+            &format!("add `{key}` to `metrics`"),
+        );
+    }
+}
+
+/// `keep_last(n ≥ 1)`, `every(k ≥ 1)`, `best(recorded metric)`, and `none` only alone.
+fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
+    let Some(policies) = &exp.checkpoint else {
+        return;
+    };
+    for policy in policies {
+        match policy {
+            Policy::KeepLast(n) if !n.is_int || n.value < 1.0 => {
+                err(
+                    errors,
+                    n.span,
+                    "`keep_last` must keep at least 1 checkpoint",
+                    "write `keep_last(1)` or more, or `checkpoint: none`",
+                );
+            }
+            Policy::Every(n) if !n.is_int || n.value < 1.0 => {
+                err(
+                    errors,
+                    n.span,
+                    "`every` needs a period of at least 1 epoch",
+                    "write e.g. `every(5)`",
+                );
+            }
+            Policy::Best(metric) => must_be_recorded("`best`", metric, recorded, errors),
+            Policy::None(ident) if policies.len() > 1 => {
+                err(
+                    errors,
+                    ident.span(),
+                    "`none` cannot be combined with other policies",
+                    "remove `none`, or keep it alone",
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
+    let Some(rule) = &exp.early_stopping else {
+        return;
+    };
+    if !rule.patience.is_int || rule.patience.value < 1.0 {
+        err(
+            errors,
+            rule.patience.span,
+            "patience must be a whole number of at least 1 epoch",
+            "write e.g. `patience(5, valid.loss)`",
+        );
+    }
+    if let Some(delta) = &rule.min_delta
+        && delta.value < 0.0
+    {
+        err(
+            errors,
+            delta.span,
+            "`min_delta` cannot be negative",
+            "use 0 or more",
+        );
+    }
+    must_be_recorded("early stopping", &rule.metric, recorded, errors);
+}
+
+fn schedule_values(exp: &Experiment, errors: &mut Errors) {
+    let mut next = exp.lr_schedule.as_ref();
+    while let Some(schedule) = next {
+        next = None;
+        match schedule {
+            Schedule::Exponential { gamma } | Schedule::Step { gamma, .. }
+                if !(gamma.value > 0.0 && gamma.value <= 1.0) =>
+            {
+                err(
+                    errors,
+                    gamma.span,
+                    "`gamma` must be in (0, 1]",
+                    "write e.g. `gamma = 0.9`",
+                );
+            }
+            Schedule::Cosine { min } if min.value < 0.0 => {
+                err(
+                    errors,
+                    min.span,
+                    "`min` cannot be negative",
+                    "write e.g. `cosine(min = 1e-5)`",
+                );
+            }
+            Schedule::Linear { final_lr } if final_lr.value < 0.0 => {
+                err(
+                    errors,
+                    final_lr.span,
+                    "`final` cannot be negative",
+                    "write e.g. `linear(final = 1e-5)`",
+                );
+            }
+            Schedule::WarmUp { steps, then } => {
+                if !steps.is_int || steps.value < 1.0 {
+                    err(
+                        errors,
+                        steps.span,
+                        "`steps` must be a whole number of at least 1",
+                        "write e.g. `warm_up(steps = 100)`",
+                    );
+                }
+                next = Some(then);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The `training!` expansion of the seed classification task against the hand-written Burn loop
+//! of `seed_classification.rs`: same data, order and initial weights, bit-identical losses.
+
+mod common;
+
+use burn::optim::{AdamConfig, SgdConfig};
+use burn::train::ClassificationOutput;
+use common::*;
+use dsl_runtime::prelude::*;
+
+training! {
+    /// The seed task exactly as the runtime tests run it by hand.
+    name: ThreeClass,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+    },
+    optimizer: sgd(lr = 0.1),
+    epochs: 3,
+    metrics: [train.loss, valid.loss, valid.accuracy],
+}
+
+training! {
+    /// Same task and model type, shuffled, on Adam, with prefetching workers.
+    name: Shuffled,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+        shuffle: 7,
+        workers: 2,
+    },
+    optimizer: adam(lr = 1e-2),
+    epochs: 3,
+    metrics: [train.loss, valid.accuracy],
+}
+
+fn setup(shuffle: Option<u64>) -> HandSetup {
+    HandSetup {
+        train: 0..96,
+        valid: 96..120,
+        batch_size: 16,
+        epochs: 3,
+        shuffle,
+        grad_accumulation: 1,
+        regression: false,
+    }
+}
+
+#[test]
+fn the_macro_experiment_is_bit_identical_to_the_hand_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let hand = hand_loop(
+        &setup(None),
+        Mlp::new(3, &device()),
+        SgdConfig::new().init(),
+        0.1.into(),
+    );
+    let config = ThreeClassConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..ThreeClass::config()
+    };
+    let report = ThreeClass::with_config(config, &burn::tensor::Device::flex()).unwrap();
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(
+        report
+            .history
+            .get(Split::Valid, "accuracy")
+            .unwrap()
+            .values(),
+        hand.valid_accuracy
+    );
+    assert_eq!(report.model.model.weights(), hand.weights);
+    assert_eq!(report.run_dir, dir.path().join("three_class"));
+
+    // The config written with the run holds the macro's values.
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.run_dir.join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["hyperparameters"]["lr"], 0.1);
+    assert_eq!(saved["hyperparameters"]["optimizer"]["kind"], "sgd");
+}
+
+#[test]
+fn a_second_experiment_on_the_same_model_type_shuffles_like_the_hand_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let hand = hand_loop(
+        &setup(Some(7)),
+        Mlp::new(3, &device()),
+        AdamConfig::new().init(),
+        1e-2.into(),
+    );
+    let config = ShuffledConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..Shuffled::config()
+    };
+    assert_eq!(config.workers, 2);
+    let report = Shuffled::with_config(config, &device()).unwrap();
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(report.model.model.weights(), hand.weights);
+}
+
+#[test]
+fn the_config_is_a_serde_struct_with_the_macro_values_as_defaults() {
+    let config = ThreeClass::config();
+    assert_eq!((config.epochs, config.batch_size, config.lr), (3, 16, 0.1));
+    let json = serde_json::to_string(&config).unwrap();
+    let back: ThreeClassConfig = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, config);
+    // Missing fields take the macro's values; unknown ones are refused.
+    let partial: ThreeClassConfig = serde_json::from_str(r#"{"epochs": 5}"#).unwrap();
+    assert_eq!(
+        partial,
+        ThreeClassConfig {
+            epochs: 5,
+            ..config
+        }
+    );
+    let err = serde_json::from_str::<ThreeClassConfig>(r#"{"epoch": 5}"#).unwrap_err();
+    assert!(err.to_string().contains("unknown field `epoch`"), "{err}");
+}
