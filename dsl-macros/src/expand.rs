@@ -27,19 +27,22 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         Optimizer::Named { .. } => quote!(config.optimizer.init()),
         Optimizer::Expr(expr) => quote!(#expr),
     };
+    // Each metric is boxed through `Feeds`, under the span of the user's metric name: the one
+    // place a step output that cannot feed it is reported.
     let metric_calls = metrics(exp).into_iter().map(|m| {
         let ctor = metric_constructor(&m);
-        if m.split == "train" {
-            quote!(.train_metric(#ctor))
-        } else {
-            quote!(.valid_metric(#ctor))
-        }
-    });
-    let metric_checks = metrics(exp).into_iter().map(|m| {
         let span = m.name.span();
         let output = Ident::new("StepOutput", span);
         let metric = metric_type(&m.name.to_string(), span);
-        quote_spanned!(span=> ::dsl_runtime::__private::check_feeds::<#output, #metric>();)
+        let boxed = respan(
+            quote!(<#module::#output as ::dsl_runtime::__private::Feeds<#metric>>::boxed(#ctor)),
+            span,
+        );
+        if m.split == "train" {
+            quote!(.train_metric(#boxed))
+        } else {
+            quote!(.valid_metric(#boxed))
+        }
     });
 
     let Model { ty: model_ty, init } = model;
@@ -55,14 +58,18 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         syn::Expr::Block(block) => quote!(#block),
         other => quote!({ #other }),
     };
-    let output_check = quote_spanned!(output_ty.span()=>
-        ::dsl_runtime::__private::check_step_output::<#output_ty>();
+    let train_output = quote_spanned!(output_ty.span()=>
+        ::dsl_runtime::__private::train_output(self, output)
     );
     let train = loader.train.as_ref().expect("validated");
     let valid = loader.valid.as_ref().expect("validated");
     let batcher = loader.batcher.as_ref().expect("validated");
-    let batcher_check = quote_spanned!(batcher.span()=>
-        ::dsl_runtime::__private::check_batcher::<_, #batch_ty, _>(&train, &batcher);
+    let shared_batcher = quote_spanned!(batcher.span()=>
+        ::dsl_runtime::__private::BatchesInto::<_, #batch_ty>::shared(#batcher, &train)
+    );
+    let checked_output = respan(
+        quote!(<#output_ty as ::dsl_runtime::__private::Checked>::Output),
+        output_ty.span(),
     );
     let config_doc = format!(
         "Every scalar hyperparameter of [`{name}`], defaulting to the values written in `training!`; saved as `config.json` with each run."
@@ -108,28 +115,23 @@ pub fn expand(exp: &Experiment) -> TokenStream {
 
             impl burn::train::TrainStep for #model_name {
                 type Input = #batch_ty;
-                type Output = #output_ty;
+                type Output = #checked_output;
 
                 fn step(&self, batch: #batch_ty) -> burn::train::TrainOutput<#output_ty> {
                     let output = step(&self.model, batch);
-                    ::dsl_runtime::__private::train_output(self, output)
+                    #train_output
                 }
             }
 
             impl burn::train::InferenceStep for #model_name {
                 type Input = #batch_ty;
-                type Output = #output_ty;
+                type Output = #checked_output;
 
                 fn step(&self, batch: #batch_ty) -> #output_ty {
                     step(&self.model, batch)
                 }
             }
 
-            #[allow(dead_code)]
-            fn compile_time_checks() {
-                #output_check
-                #(#metric_checks)*
-            }
         }
         pub use #module::#model_name;
 
@@ -163,8 +165,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 };
                 let train = #train;
                 let valid = #valid;
-                let batcher = #batcher;
-                #batcher_check
+                let batcher = #shared_batcher;
                 let steps = #rt::optimizer_steps(
                     #rt::burn::data::dataset::Dataset::len(&train),
                     config.batch_size,
@@ -448,4 +449,23 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         artifacts: ::std::string::String::from(#artifacts),
     };
     (fields, defaults)
+}
+
+/// `tokens` with every span set to `span`, so an error anywhere in them points at the user's
+/// token instead of the whole invocation.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

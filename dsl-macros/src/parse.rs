@@ -84,13 +84,18 @@ fn entries(
     mut value: impl FnMut(&Ident, ParseStream, &mut Errors) -> syn::Result<()>,
 ) -> syn::Result<Vec<String>> {
     let mut seen: HashMap<String, Ident> = HashMap::new();
+    // Keys a misspelt key most likely meant: not reported again as missing.
+    let mut meant: Vec<String> = Vec::new();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
         let name = key.to_string();
         let outcome = if !known.contains(&name.as_str()) {
             let hint = match closest(&name, known) {
-                Some(k) => format!("did you mean `{k}`?"),
+                Some(k) => {
+                    meant.push(k.to_owned());
+                    format!("did you mean `{k}`?")
+                }
                 None => format!("the keys are: {}", known.join(", ")),
             };
             Err(syn::Error::new(
@@ -119,7 +124,8 @@ fn entries(
             input.parse::<Token![,]>()?;
         }
     }
-    Ok(seen.into_keys().collect())
+    meant.extend(seen.into_keys());
+    Ok(meant)
 }
 
 fn skip_to_comma(input: ParseStream) {
@@ -273,7 +279,6 @@ fn number_expr(expr: &Expr) -> syn::Result<Number> {
             let inner = number_expr(&unary.expr)?;
             Ok(Number {
                 value: -inner.value,
-                span: expr.span(),
                 ..inner
             })
         }

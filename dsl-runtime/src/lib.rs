@@ -32,7 +32,7 @@ pub mod prelude {
 /// What `training!` expansions name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::contract::{check_batcher, check_feeds, check_step_output, train_output};
+    pub use crate::contract::{BatchesInto, Checked, Feeds, train_output};
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::Split;
     pub use crate::metric;

@@ -86,3 +86,26 @@ where
         Ok(value)
     }
 }
+
+/// A boxed metric is a metric: lets `Fit::train_metric` take what `training!` builds.
+impl<O> SplitMetric<O> for Box<dyn SplitMetric<O>> {
+    fn key(&self) -> &str {
+        self.as_ref().key()
+    }
+
+    fn higher_is_better(&self) -> bool {
+        self.as_ref().higher_is_better()
+    }
+
+    fn update(
+        &mut self,
+        item: &O,
+        metadata: &MetricMetadata,
+    ) -> Result<Option<f64>, TensorReadError> {
+        self.as_mut().update(item, metadata)
+    }
+
+    fn finish_epoch(&mut self) -> Result<f64, TensorReadError> {
+        self.as_mut().finish_epoch()
+    }
+}
