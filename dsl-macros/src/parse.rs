@@ -1,8 +1,6 @@
 //! Tokens to [`Experiment`]. A value that does not parse is reported and skipped, so one build
 //! shows every mistake; only a token stream with no `key: value` shape at all stops early.
 
-use std::collections::HashMap;
-
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -83,7 +81,7 @@ fn entries(
     errors: &mut Errors,
     mut value: impl FnMut(&Ident, ParseStream, &mut Errors) -> syn::Result<()>,
 ) -> syn::Result<Vec<String>> {
-    let mut seen: HashMap<String, Ident> = HashMap::new();
+    let mut seen: Vec<String> = Vec::new();
     // Keys a misspelt key most likely meant: not reported again as missing.
     let mut meant: Vec<String> = Vec::new();
     while !input.is_empty() {
@@ -102,13 +100,13 @@ fn entries(
                 key.span(),
                 format!("unknown key `{name}`\nhelp: {hint}"),
             ))
-        } else if seen.contains_key(&name) {
+        } else if seen.contains(&name) {
             Err(syn::Error::new(
                 key.span(),
                 format!("duplicate key `{name}`\nhelp: give each key once; remove one of the two"),
             ))
         } else {
-            seen.insert(name, key.clone());
+            seen.push(name);
             value(&key, input, errors)
         };
         if let Err(err) = outcome {
@@ -124,7 +122,7 @@ fn entries(
             input.parse::<Token![,]>()?;
         }
     }
-    meant.extend(seen.into_keys());
+    meant.extend(seen);
     Ok(meant)
 }
 

@@ -1,4 +1,54 @@
-//! Runtime of the declarative training DSL for Burn.
+//! Runtime of the declarative training DSL for Burn, and home of the `training!` macro.
+//!
+//! # One experiment, one macro
+//!
+//! ```text
+//! training! {
+//!     /// Doc comments become the docs of the experiment's type.
+//!     name: ThreeClass,
+//!     model: Mlp = Mlp::new(3, device),
+//!     step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+//!     loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+//!     optimizer: sgd(lr = 0.1),
+//!     epochs: 3,
+//!     metrics: [train.loss, valid.loss, valid.accuracy],
+//! }
+//! ```
+//!
+//! expands to `ThreeClass` with `ThreeClass::fit(&device)`, `ThreeClass::config()` and
+//! `ThreeClass::with_config(config, &device)`; `ThreeClassConfig`, a serde struct of every scalar
+//! hyperparameter whose defaults are the values above (saved as `config.json` with each run); and
+//! `ThreeClassModel`, a Burn `Module` wrapping the model with `TrainStep` and `InferenceStep` built
+//! from `step`, so two experiments may train the same model type. Runnable examples:
+//! `examples/classification`, `examples/regression`. Invoke `training!` at module level.
+//!
+//! ## Keys
+//!
+//! | key | required | form | default |
+//! |-----|----------|------|---------|
+//! | `name` | yes | a type name; the run directory is its snake_case | |
+//! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
+//! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
+//! | `loader` | yes | `{ train, valid, batcher, batch_size, shuffle, workers }`: two Burn datasets, a Burn batcher whose output is the step's batch | `shuffle`: dataset order; `workers`: 0 |
+//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta1, beta2, epsilon, weight_decay)`, `adamw(..)`, or an expression giving a `ModuleOptimizer` (then `lr` is required) | Burn's defaults for unnamed arguments |
+//! | `lr` | with an optimizer expression | number | |
+//! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`; spans the whole run | `constant` |
+//! | `epochs` | yes | whole number ≥ 1 | |
+//! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`, metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `perplexity`, `lr` | `[train.loss, valid.loss]` |
+//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` or `none` | validated only: checkpoint files are not written yet |
+//! | `early_stopping` | no | `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)` | none |
+//! | `grad_accumulation` | no | whole number ≥ 1 (Burn's `GradientsAccumulator`) | none |
+//! | `grad_clip` | no | `norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp | none |
+//! | `seed` | no | seeds the device RNG before the model is built | none |
+//! | `artifacts` | no | string: root folder of run directories | `"artifacts"` |
+//!
+//! Every mistake is a compile error at the offending token: unknown or duplicate keys (with "did
+//! you mean"), missing keys, malformed values, zero epochs or batch size, non-positive learning
+//! rates, unknown splits, metrics, optimizers or schedules, `best(..)`/`patience(..)` on a metric
+//! that is not recorded, a metric the step output cannot feed, a batcher that does not produce
+//! the step's batch, a step output without a loss. All of them are reported in one build.
+//!
+//! # The fit loop
 //!
 //! [`Fit`] is a single-device training loop that performs, per batch, exactly the calls of a
 //! hand-written Burn loop (and of Burn's `SupervisedTraining`): its per-step losses are
