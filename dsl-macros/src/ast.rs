@@ -21,6 +21,7 @@ pub struct Experiment {
     pub grad_clip: Option<Clip>,
     pub seed: Option<Number>,
     pub artifacts: Option<LitStr>,
+    pub resume: Option<ResumeFrom>,
     /// Keys written by the user, including those whose value was rejected: a rejected value
     /// is not also reported as a missing key.
     pub given: Vec<String>,
@@ -47,6 +48,7 @@ impl Default for Experiment {
             grad_clip: None,
             seed: None,
             artifacts: None,
+            resume: None,
             given: Vec::new(),
             span: Span::call_site(),
         }
@@ -166,4 +168,10 @@ pub struct Patience {
 pub enum Clip {
     Norm(Number),
     Value(Number),
+}
+
+/// `resume: latest` or `resume: epoch(n)`.
+pub enum ResumeFrom {
+    Latest(Ident),
+    Epoch(Number),
 }

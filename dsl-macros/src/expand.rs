@@ -45,6 +45,21 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         }
     });
 
+    let valid_boxes: Vec<TokenStream> = metrics(exp)
+        .into_iter()
+        .filter(|m| m.split == "valid")
+        .map(|m| {
+            let ctor = metric_constructor(&m);
+            let span = m.name.span();
+            let output = Ident::new("StepOutput", span);
+            let metric = metric_type(&m.name.to_string(), span);
+            respan(
+                quote!(<#module::#output as ::dsl_runtime::__private::Feeds<#metric>>::boxed(#ctor)),
+                span,
+            )
+        })
+        .collect();
+    let best_watch = best_watch(exp);
     let Model { ty: model_ty, init } = model;
     let Step {
         model_pat,
@@ -148,6 +163,44 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 Self::with_config(Self::config(), device)
             }
 
+            /// The run directory of `config`: `<artifacts>/<name in snake_case>`.
+            pub fn run_dir(config: &#config_name) -> ::std::path::PathBuf {
+                ::std::path::Path::new(&config.artifacts).join(#snake)
+            }
+
+            /// The model of checkpoint `epoch` of the default run directory, on `device`.
+            pub fn load(
+                epoch: usize,
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<#model_name, #rt::FitError> {
+                let model: #model_ty = #init;
+                #rt::load_checkpoint(&Self::run_dir(&Self::config()), epoch, #model_name { model })
+            }
+
+            /// The checkpoint with the best value of the metric `best(..)` watches (else
+            /// `valid.loss`, else the newest), with its epoch.
+            pub fn load_best(
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<(usize, #model_name), #rt::FitError> {
+                let epoch = #rt::best_checkpoint(&Self::run_dir(&Self::config()), #best_watch)?;
+                Ok((epoch, Self::load(epoch, device)?))
+            }
+
+            /// The experiment's validation metrics of `model` on another dataset (a test set),
+            /// batched by `batcher`.
+            pub fn evaluate<I, D, B>(
+                model: &#model_name,
+                dataset: D,
+                batcher: B,
+            ) -> ::core::result::Result<#rt::Evaluation, #rt::FitError>
+            where
+                I: ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,
+                D: #rt::burn::data::dataset::Dataset<I> + 'static,
+                B: #rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
+            {
+                #rt::evaluate(model, dataset, batcher, Self::config().batch_size, ::std::vec![#(#valid_boxes),*])
+            }
+
             /// Trains with `config` (e.g. `Self::config()` with some values changed) on `device`.
             pub fn with_config(
                 config: #config_name,
@@ -186,6 +239,8 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                         grad_accumulation: config.grad_accumulation,
                         grad_clip: config.grad_clip,
                         early_stopping: config.early_stopping.clone(),
+                        checkpoint: config.checkpoint.clone(),
+                        resume: config.resume,
                         quiet: false,
                     })
                     .hyperparameters(&config)
@@ -387,11 +442,7 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
     };
     let early = match &exp.early_stopping {
         Some(rule) => {
-            let split = if rule.metric.split == "train" {
-                quote!(#rt::Split::Train)
-            } else {
-                quote!(#rt::Split::Valid)
-            };
+            let split = split_tokens(&rule.metric);
             let key = rule.metric.key();
             let patience = rule.patience.as_usize();
             let delta = rule.min_delta.as_ref().map_or(0.0, |n| n.value);
@@ -401,6 +452,36 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
                 patience: #patience,
                 min_delta: #delta,
             }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let checkpoint = match &exp.checkpoint {
+        Some(policies) if !policies.iter().any(|p| matches!(p, Policy::None(_))) => {
+            let policies = policies.iter().map(|p| match p {
+                Policy::KeepLast(n) => {
+                    let n = n.as_usize();
+                    quote!(#rt::Policy::KeepLast { n: #n })
+                }
+                Policy::Every(k) => {
+                    let k = k.as_usize();
+                    quote!(#rt::Policy::Every { k: #k })
+                }
+                Policy::Best(m) => {
+                    let split = split_tokens(m);
+                    let key = m.key();
+                    quote!(#rt::Policy::Best { split: #split, metric: ::std::string::String::from(#key) })
+                }
+                Policy::None(_) => unreachable!("filtered above"),
+            });
+            quote!(::core::option::Option::Some(::std::vec![#(#policies),*]))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
+    let resume = match &exp.resume {
+        Some(ResumeFrom::Latest(_)) => quote!(::core::option::Option::Some(#rt::Resume::Latest)),
+        Some(ResumeFrom::Epoch(n)) => {
+            let n = n.as_usize();
+            quote!(::core::option::Option::Some(#rt::Resume::Epoch(#n)))
         }
         None => quote!(::core::option::Option::None),
     };
@@ -433,6 +514,10 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         pub seed: ::core::option::Option<u64>,
         /// Root folder of run directories.
         pub artifacts: ::std::string::String,
+        /// Checkpoint policies; `None` writes no checkpoint.
+        pub checkpoint: ::core::option::Option<::std::vec::Vec<#rt::Policy>>,
+        /// Where the run continues from.
+        pub resume: ::core::option::Option<#rt::Resume>,
     };
     let defaults = quote! {
         epochs: #epochs,
@@ -447,6 +532,8 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         early_stopping: #early,
         seed: #seed,
         artifacts: ::std::string::String::from(#artifacts),
+        checkpoint: #checkpoint,
+        resume: #resume,
     };
     (fields, defaults)
 }
@@ -468,4 +555,34 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+fn split_tokens(metric: &MetricRef) -> TokenStream {
+    if metric.split == "train" {
+        quote!(::dsl_runtime::__private::Split::Train)
+    } else {
+        quote!(::dsl_runtime::__private::Split::Valid)
+    }
+}
+
+/// The metric `load_best` ranks checkpoints by: the first `best(..)` policy, else `valid.loss`
+/// when recorded, else none (the newest checkpoint).
+fn best_watch(exp: &Experiment) -> TokenStream {
+    let best = exp.checkpoint.iter().flatten().find_map(|p| match p {
+        Policy::Best(m) => Some(m.clone()),
+        _ => None,
+    });
+    let watched = best.or_else(|| {
+        metrics(exp)
+            .into_iter()
+            .find(|m| m.split == "valid" && m.name == "loss")
+    });
+    match watched {
+        Some(m) => {
+            let split = split_tokens(&m);
+            let key = m.key();
+            quote!(::core::option::Option::Some((#split, #key)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
 }

@@ -29,6 +29,7 @@ pub const KEYS: &[&str] = &[
     "grad_clip",
     "seed",
     "artifacts",
+    "resume",
 ];
 
 /// Keys of `loader: { .. }`.
@@ -163,6 +164,7 @@ fn top_level(
         "grad_clip" => exp.grad_clip = Some(clip(input)?),
         "seed" => exp.seed = Some(number(input)?),
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
+        "resume" => exp.resume = Some(resume(input)?),
         _ => unreachable!("`entries` only passes known keys"),
     }
     Ok(())
@@ -563,6 +565,24 @@ fn clip(input: ParseStream) -> syn::Result<Clip> {
             name.span(),
             format!(
                 "unknown gradient clipping `{other}`\nhelp: use norm(max) (one global norm) or value(max)"
+            ),
+        )),
+    }
+}
+
+fn resume(input: ParseStream) -> syn::Result<ResumeFrom> {
+    let name: Ident = input.parse()?;
+    match name.to_string().as_str() {
+        "latest" => Ok(ResumeFrom::Latest(name)),
+        "epoch" => {
+            let content;
+            parenthesized!(content in input);
+            Ok(ResumeFrom::Epoch(number(&content)?))
+        }
+        other => Err(syn::Error::new(
+            name.span(),
+            format!(
+                "unknown resume point `{other}`\nhelp: write `resume: latest` or `resume: epoch(n)`"
             ),
         )),
     }

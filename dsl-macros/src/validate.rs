@@ -30,6 +30,36 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     checkpoint_policies(exp, &recorded, errors);
     early_stopping(exp, &recorded, errors);
     schedule_values(exp, errors);
+    resume_needs_checkpoints(exp, errors);
+}
+
+/// Resuming reads checkpoints, so the run must write them; epochs are numbered from 1.
+fn resume_needs_checkpoints(exp: &Experiment, errors: &mut Errors) {
+    let Some(resume) = &exp.resume else { return };
+    let span = match resume {
+        ResumeFrom::Latest(ident) => ident.span(),
+        ResumeFrom::Epoch(n) => {
+            if !n.is_int || n.value < 1.0 {
+                err(
+                    errors,
+                    n.span,
+                    "epochs are numbered from 1",
+                    "write e.g. `resume: epoch(3)`",
+                );
+            }
+            n.span
+        }
+    };
+    let writes =
+        matches!(&exp.checkpoint, Some(p) if !p.iter().any(|p| matches!(p, Policy::None(_))));
+    if !writes {
+        err(
+            errors,
+            span,
+            "`resume` needs checkpoints, but this experiment writes none",
+            "add e.g. `checkpoint: keep_last(2)`",
+        );
+    }
 }
 
 fn err(errors: &mut Errors, span: Span, what: &str, fix: &str) {

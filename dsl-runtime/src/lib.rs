@@ -59,8 +59,10 @@
 //! Nothing global is installed: no panic hook, no logger.
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod contract;
 pub mod data;
+pub mod evaluate;
 pub mod fit;
 pub mod history;
 pub mod metric;
@@ -82,7 +84,9 @@ pub mod prelude {
 /// What `training!` expansions name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::checkpoint::{Policy, Resume};
     pub use crate::contract::{BatchesInto, Checked, Feeds, train_output};
+    pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::Split;
     pub use crate::metric;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
+use burn::data::dataloader::Progress;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::{Dataset, DatasetError};
 use burn::tensor::Device;
@@ -111,11 +112,6 @@ where
         })
     }
 
-    /// Number of items in the dataset.
-    pub fn num_items(&self) -> usize {
-        self.source.dataset.len()
-    }
-
     /// The batches of `epoch` (1-based), in plan order.
     pub fn epoch(&self, epoch: usize) -> EpochBatches<'_, I, B> {
         let plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
@@ -133,6 +129,13 @@ where
             batches.submit_next();
         }
         batches
+    }
+}
+
+impl<I, B> Loader<I, B> {
+    /// Number of items in the dataset.
+    pub fn num_items(&self) -> usize {
+        self.source.dataset.len()
     }
 }
 
@@ -179,9 +182,13 @@ impl<I, B> EpochBatches<'_, I, B> {
         self.plan.is_empty()
     }
 
-    /// Items delivered so far in this epoch.
-    pub fn items_done(&self) -> usize {
-        self.items_done
+    /// Items delivered so far in this epoch, out of the dataset's, as Burn's metrics expect it.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            items_processed: self.items_done,
+            items_total: self.loader.num_items(),
+            unit: Some("items".to_owned()),
+        }
     }
 
     fn submit_next(&mut self) {

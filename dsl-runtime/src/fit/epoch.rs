@@ -1,12 +1,15 @@
 //! One training epoch and one validation epoch.
 
-use burn::data::dataloader::Progress;
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
 use burn::optim::{GradientsAccumulator, ModuleOptimizer};
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
 use super::clip::clip_global_norm;
+use super::interrupt::Interrupt;
 use super::{FitError, TrainOutputOf, ValidOutputOf};
 use crate::data::Loader;
 use crate::history::{History, Split};
@@ -61,6 +64,8 @@ pub(super) struct TrainState<M> {
     grad_accumulation: Option<usize>,
     /// Maximum global gradient norm, when clipping by norm.
     clip_norm: Option<f64>,
+    /// Raised by Ctrl-C/SIGTERM; polled after every step.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -70,6 +75,7 @@ impl<M: LearnerModel> TrainState<M> {
         lr_scheduler: ModuleLrScheduler,
         grad_accumulation: Option<usize>,
         clip_norm: Option<f64>,
+        interrupt: Option<Arc<AtomicBool>>,
     ) -> Self {
         Self {
             model,
@@ -78,6 +84,7 @@ impl<M: LearnerModel> TrainState<M> {
             lr: 0.0.into(),
             grad_accumulation,
             clip_norm,
+            interrupt,
         }
     }
 
@@ -141,23 +148,14 @@ impl<M: LearnerModel> TrainState<M> {
 
             let item = output.item.sync()?;
             let metadata = MetricMetadata {
-                progress: Progress {
-                    items_processed: batches.items_done(),
-                    items_total: loader.num_items(),
-                    unit: Some("items".to_owned()),
-                },
+                progress: batches.progress(),
                 iteration: Some(index),
                 lr: Some(self.lr.clone()),
             };
             for (metric, &series_index) in metrics.iter_mut().zip(series) {
-                let value = metric
-                    .update(&item, &metadata)
-                    .map_err(|source| FitError::Metric {
-                        split: Split::Train,
-                        metric: metric.key().to_owned(),
-                        source,
-                    })?;
-                let Some(value) = value else { continue };
+                let Some(value) = update(Split::Train, metric.as_mut(), &item, &metadata)? else {
+                    continue;
+                };
                 ctx.history.record_step(series_index, value);
                 ctx.run_dir
                     .step_row(step, epoch, Split::Train, metric.key(), value)
@@ -169,6 +167,13 @@ impl<M: LearnerModel> TrainState<M> {
                         value: value as f32,
                     });
                 }
+            }
+            if self.interrupt.as_deref().is_some_and(Interrupt::raised) {
+                return Err(FitError::Interrupted {
+                    epoch,
+                    step,
+                    checkpoint: None,
+                });
             }
         }
         ctx.finish(Split::Train, metrics, series)
@@ -202,23 +207,29 @@ where
         })?;
         let item = InferenceStep::step(&model, batch).sync()?;
         let metadata = MetricMetadata {
-            progress: Progress {
-                items_processed: batches.items_done(),
-                items_total: loader.num_items(),
-                unit: Some("items".to_owned()),
-            },
+            progress: batches.progress(),
             iteration: Some(index),
             lr: None,
         };
         for metric in metrics.iter_mut() {
-            metric
-                .update(&item, &metadata)
-                .map_err(|source| FitError::Metric {
-                    split: Split::Valid,
-                    metric: metric.key().to_owned(),
-                    source,
-                })?;
+            update(Split::Valid, metric.as_mut(), &item, &metadata)?;
         }
     }
     ctx.finish(Split::Valid, metrics, series)
+}
+
+/// Feeds one step output to one metric, naming the metric if its tensors cannot be read.
+fn update<O>(
+    split: Split,
+    metric: &mut dyn SplitMetric<O>,
+    item: &O,
+    metadata: &MetricMetadata,
+) -> Result<Option<f64>, FitError> {
+    metric
+        .update(item, metadata)
+        .map_err(|source| FitError::Metric {
+            split,
+            metric: metric.key().to_owned(),
+            source,
+        })
 }

@@ -62,6 +62,28 @@ pub enum FitError {
     /// The device failed while finishing a step's work.
     #[error("the device failed: {0}")]
     Device(#[from] burn::tensor::ExecutionError),
+    /// Writing or reading a checkpoint failed.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    /// SIGINT or SIGTERM arrived; the current step finished and the run stopped.
+    #[error(
+        "interrupted at epoch {epoch}, step {step}; {}",
+        match checkpoint {
+            Some(e) => format!("the last checkpoint is epoch {e}: resume with `resume: latest` to continue after it"),
+            None => "no epoch was checkpointed yet: the next run starts over".to_owned(),
+        }
+    )]
+    Interrupted {
+        /// The epoch that was running.
+        epoch: usize,
+        /// The last completed global step.
+        step: usize,
+        /// The newest checkpointed epoch, where `resume: latest` continues.
+        checkpoint: Option<usize>,
+    },
+    /// Installing the Ctrl-C/SIGTERM handlers failed.
+    #[error("cannot watch for Ctrl-C: {0}")]
+    Signals(std::io::Error),
     /// The training loss became NaN or infinite; training stopped before the next step.
     #[error(
         "the training loss is {value} at epoch {epoch}, step {step}: lower the learning rate or check the data"

@@ -1,9 +1,12 @@
 //! The fit loop: Burn's training step order, our data order, outputs a person can read.
 
 mod clip;
+mod early_stop;
 mod epoch;
 mod error;
+mod interrupt;
 mod options;
+mod resume;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,13 +23,18 @@ use serde::Serialize;
 pub use error::FitError;
 pub use options::FitOptions;
 
+use crate::checkpoint::{
+    CheckpointDir, CheckpointError, EpochState as CheckpointState, Policy, Writer, retained,
+};
 use crate::data::Loader;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::console;
 use crate::output::run_dir::RunDir;
-use crate::spec::{EarlyStopping, GradClip};
+use crate::spec::GradClip;
+use early_stop::Plateau;
 use epoch::{EpochState, TrainState};
+use interrupt::Interrupt;
 
 /// The output of the model's training step.
 pub type TrainOutputOf<M> = <M as TrainStep>::Output;
@@ -174,59 +182,87 @@ impl<M: LearnerModel> Fit<M> {
     /// Per batch, in the order of Burn's Learner and of a hand-written loop: training step
     /// (forward and backward), learning-rate step, optimizer step, metric updates. With gradient
     /// accumulation the two middle steps happen every `n` batches and after the last batch of
-    /// an epoch, on gradients summed by Burn's `GradientsAccumulator`.
+    /// an epoch, on gradients summed by Burn's `GradientsAccumulator`. With
+    /// [`FitOptions::checkpoint`] set, each epoch ends with a checkpoint; with
+    /// [`FitOptions::resume`] set, the run continues from one.
     pub fn run<I, B>(self, device: &Device, data: Data<I, B>) -> Result<FitReport<M>, FitError>
     where
         I: Clone + Send + Sync + 'static,
         B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
     {
         let Fit {
-            model,
-            optimizer,
-            lr_scheduler,
+            mut model,
+            mut optimizer,
+            mut lr_scheduler,
             options,
             mut train_metrics,
             mut valid_metrics,
             hyperparameters,
         } = self;
         options.validate()?;
-        if let Some(stop) = &options.early_stopping {
-            let recorded = match stop.split {
-                Split::Train => train_metrics.iter().any(|m| m.key() == stop.metric),
-                Split::Valid => valid_metrics.iter().any(|m| m.key() == stop.metric),
-            };
-            if !recorded {
-                return Err(FitError::InvalidOption {
-                    option: "early_stopping",
-                    message: format!(
-                        "watches {}.{}, which is not recorded: add it to the {} metrics",
-                        stop.split, stop.metric, stop.split
-                    ),
-                });
+        let keys = MetricKeys {
+            train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
+            valid: valid_metrics.iter().map(|m| m.key().to_owned()).collect(),
+        };
+        keys.check_watched(&options)?;
+        for (split, dataset) in [(Split::Train, &data.train), (Split::Valid, &data.valid)] {
+            if dataset.is_empty() {
+                return Err(FitError::EmptyDataset { split });
             }
         }
-        if data.train.is_empty() {
-            return Err(FitError::EmptyDataset {
-                split: Split::Train,
-            });
-        }
-        if data.valid.is_empty() {
-            return Err(FitError::EmptyDataset {
-                split: Split::Valid,
-            });
+
+        let mut history = History::default();
+        let train_series: Vec<usize> = train_metrics
+            .iter()
+            .map(|m| history.declare(Split::Train, m.key(), m.higher_is_better()))
+            .collect();
+        let valid_series: Vec<usize> = valid_metrics
+            .iter()
+            .map(|m| history.declare(Split::Valid, m.key(), m.higher_is_better()))
+            .collect();
+
+        let path = options.run_dir();
+        let checkpoints = CheckpointDir::new(&path);
+        let mut first_epoch = options.first_epoch;
+        match options.resume {
+            Some(resume) => {
+                if let Some(loaded) = resume::load(&checkpoints, resume, options.quiet)? {
+                    let epoch = loaded.state.epoch;
+                    history = resume::history(loaded.state.history, &history)?;
+                    model = model.try_load_record(loaded.model).map_err(|e| {
+                        CheckpointError::Mismatch {
+                            file: checkpoints.model_file(epoch),
+                            reason: e.to_string(),
+                        }
+                    })?;
+                    optimizer = optimizer.load_record(loaded.optimizer);
+                    lr_scheduler = lr_scheduler.load_record(loaded.scheduler);
+                    first_epoch = epoch + 1;
+                }
+            }
+            None if options.checkpoint.is_some() && first_epoch == 1 => checkpoints.clear()?,
+            None => {}
         }
 
         let config = RunConfig {
             options: &options,
-            metrics: MetricKeys {
-                train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
-                valid: valid_metrics.iter().map(|m| m.key().to_owned()).collect(),
-            },
+            metrics: keys,
             hyperparameters: &hyperparameters,
         };
-        let path = options.run_dir();
-        let mut run_dir = RunDir::create(&path, &config, options.first_epoch > 1)
+        let mut run_dir = RunDir::create(&path, &config, first_epoch - 1)
             .map_err(|source| FitError::RunDir { path, source })?;
+        let mut saving = match &options.checkpoint {
+            Some(policies) => Some(Saving {
+                writer: checkpoints.writer()?,
+                saved: checkpoints.epochs()?,
+                policies: policies.clone(),
+            }),
+            None => None,
+        };
+        let interrupt = match saving {
+            Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
+            None => None,
+        };
 
         let train_device = if device.is_autodiff() {
             device.clone()
@@ -258,16 +294,6 @@ impl<M: LearnerModel> Fit<M> {
         )
         .map_err(FitError::Workers)?;
 
-        let mut history = History::default();
-        let train_series: Vec<usize> = train_metrics
-            .iter()
-            .map(|m| history.declare(Split::Train, m.key(), m.higher_is_better()))
-            .collect();
-        let valid_series: Vec<usize> = valid_metrics
-            .iter()
-            .map(|m| history.declare(Split::Valid, m.key(), m.higher_is_better()))
-            .collect();
-
         let (optimizer, clip_norm) = match options.grad_clip {
             Some(GradClip::Value(max)) => (
                 optimizer.with_grad_clipping(GradientClippingConfig::Value(max).init()),
@@ -282,24 +308,44 @@ impl<M: LearnerModel> Fit<M> {
             lr_scheduler,
             options.grad_accumulation,
             clip_norm,
+            interrupt.as_ref().map(Interrupt::flag),
         );
         let mut stopper = options.early_stopping.clone().map(Plateau::new);
-        let mut last_epoch = options.first_epoch - 1;
+        // A resumed run replays the epochs it restored, so patience counts across the restart.
+        let mut stopped = (options.first_epoch..first_epoch).any(|epoch| {
+            stopper
+                .as_mut()
+                .is_some_and(|s| s.should_stop(&history, epoch))
+        });
+        let mut last_epoch = first_epoch - 1;
         let steps_per_epoch = train_loader.num_items().div_ceil(options.batch_size);
-        for epoch in options.first_epoch..=options.epochs {
+        let epochs = if stopped {
+            1..=0
+        } else {
+            first_epoch..=options.epochs
+        };
+        for epoch in epochs {
             let started = Instant::now();
             let mut ctx = EpochState {
                 epoch,
                 history: &mut history,
                 run_dir: &mut run_dir,
             };
-            state.train_epoch(
+            let trained = state.train_epoch(
                 &train_loader,
                 (epoch - 1) * steps_per_epoch,
                 &mut train_metrics,
                 &train_series,
                 &mut ctx,
-            )?;
+            );
+            if let Err(FitError::Interrupted { epoch, step, .. }) = trained {
+                return Err(FitError::Interrupted {
+                    epoch,
+                    step,
+                    checkpoint: saving.as_ref().and_then(|s| s.saved.last().copied()),
+                });
+            }
+            trained?;
             epoch::valid_epoch(
                 &state.model,
                 &valid_loader,
@@ -317,17 +363,24 @@ impl<M: LearnerModel> Fit<M> {
                     console::epoch_line(&history, epoch, options.epochs, started.elapsed())
                 );
             }
+            if let Some(saving) = &mut saving {
+                saving.epoch_done(epoch, &state, &history, &options, &hyperparameters)?;
+            }
             last_epoch = epoch;
-            if let Some(stopper) = &mut stopper
-                && stopper.should_stop(&history, epoch)
-            {
-                if !options.quiet {
-                    eprintln!("early stopping: {}", stopper.reason());
-                }
+            stopped = stopper
+                .as_mut()
+                .is_some_and(|s| s.should_stop(&history, epoch));
+            if stopped {
                 break;
             }
         }
+        if let Some(saving) = saving {
+            saving.writer.finish()?;
+        }
         if !options.quiet {
+            if stopped && let Some(stopper) = &stopper {
+                eprintln!("early stopping: {}", stopper.reason());
+            }
             eprint!("{}", console::summary_table(&history));
         }
 
@@ -342,48 +395,71 @@ impl<M: LearnerModel> Fit<M> {
     }
 }
 
-/// Early stopping: counts epochs since the watched metric last improved by more than `min_delta`.
-struct Plateau {
-    rule: EarlyStopping,
-    best: Option<(f64, usize)>,
-    stale: usize,
+impl MetricKeys {
+    /// Early stopping and `best(..)` policies may only watch recorded metrics.
+    fn check_watched(&self, options: &FitOptions) -> Result<(), FitError> {
+        let recorded = |split: Split, metric: &str| match split {
+            Split::Train => self.train.iter().any(|k| k == metric),
+            Split::Valid => self.valid.iter().any(|k| k == metric),
+        };
+        let watched = options
+            .early_stopping
+            .iter()
+            .map(|s| ("early_stopping", s.split, s.metric.as_str()))
+            .chain(options.checkpoint.iter().flatten().filter_map(|p| match p {
+                Policy::Best { split, metric } => Some(("checkpoint", *split, metric.as_str())),
+                _ => None,
+            }));
+        for (option, split, metric) in watched {
+            if !recorded(split, metric) {
+                return Err(FitError::InvalidOption {
+                    option,
+                    message: format!(
+                        "watches {split}.{metric}, which is not recorded: add it to the {split} metrics"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
-impl Plateau {
-    fn new(rule: EarlyStopping) -> Self {
-        Self {
-            rule,
-            best: None,
-            stale: 0,
-        }
-    }
+/// The checkpoint side of a run: the writer, the epochs on disk and the keep rules.
+struct Saving {
+    writer: Writer,
+    saved: Vec<usize>,
+    policies: Vec<Policy>,
+}
 
-    fn should_stop(&mut self, history: &History, epoch: usize) -> bool {
-        let Some(series) = history.get(self.rule.split, &self.rule.metric) else {
-            return false;
-        };
-        let Some(value) = series.at(epoch) else {
-            return false;
-        };
-        let improved = match self.best {
-            None => true,
-            Some((best, _)) if series.higher_is_better => value > best + self.rule.min_delta,
-            Some((best, _)) => value < best - self.rule.min_delta,
-        };
-        if improved {
-            self.best = Some((value, epoch));
-            self.stale = 0;
-        } else {
-            self.stale += 1;
+impl Saving {
+    /// Queues `epoch`'s checkpoint, then the deletion of epochs no policy keeps any more.
+    fn epoch_done<M: LearnerModel>(
+        &mut self,
+        epoch: usize,
+        state: &TrainState<M>,
+        history: &History,
+        options: &FitOptions,
+        hyperparameters: &serde_json::Value,
+    ) -> Result<(), FitError> {
+        self.writer.write(
+            CheckpointState {
+                epoch,
+                files: Default::default(),
+                history: history.clone(),
+                options: options.clone(),
+                hyperparameters: hyperparameters.clone(),
+            },
+            state.model.clone().into_record(),
+            state.optimizer.to_record(),
+            state.lr_scheduler.to_record(),
+        )?;
+        self.saved.retain(|&e| e != epoch);
+        self.saved.push(epoch);
+        let keep = retained(&self.policies, &self.saved, epoch, history);
+        for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
+            self.writer.delete(old)?;
         }
-        self.stale >= self.rule.patience
-    }
-
-    fn reason(&self) -> String {
-        let (best, epoch) = self.best.unwrap_or((f64::NAN, 0));
-        format!(
-            "{}.{} has not improved for {} epochs (best {best:.4} at epoch {epoch})",
-            self.rule.split, self.rule.metric, self.stale
-        )
+        self.saved = keep;
+        Ok(())
     }
 }

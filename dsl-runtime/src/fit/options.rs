@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::FitError;
+use crate::checkpoint::{Policy, Resume};
 use crate::spec::{EarlyStopping, GradClip};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
@@ -32,6 +33,12 @@ pub struct FitOptions {
     pub grad_clip: Option<GradClip>,
     /// Stop when a validation or training metric stops improving.
     pub early_stopping: Option<EarlyStopping>,
+    /// Checkpoint after every epoch into `<run dir>/checkpoint`, keeping the epochs these
+    /// policies keep (and always the newest); `None` writes no checkpoint. A run that does not
+    /// resume starts over: it clears the folder first.
+    pub checkpoint: Option<Vec<Policy>>,
+    /// Continue from a checkpoint of this run directory.
+    pub resume: Option<Resume>,
     /// Print nothing (no epoch lines, no summary).
     pub quiet: bool,
 }
@@ -49,6 +56,8 @@ impl Default for FitOptions {
             grad_accumulation: None,
             grad_clip: None,
             early_stopping: None,
+            checkpoint: None,
+            resume: None,
             quiet: false,
         }
     }
@@ -102,6 +111,23 @@ impl FitOptions {
             && stop.patience == 0
         {
             return invalid("early_stopping", "patience must be at least 1 epoch");
+        }
+        for policy in self.checkpoint.iter().flatten() {
+            match policy {
+                Policy::KeepLast { n: 0 } => {
+                    return invalid("checkpoint", "keep_last(n) must keep at least 1 epoch");
+                }
+                Policy::Every { k: 0 } => {
+                    return invalid("checkpoint", "every(k) needs a period of at least 1 epoch");
+                }
+                _ => {}
+            }
+        }
+        if self.resume.is_some() && self.checkpoint.is_none() {
+            return invalid(
+                "resume",
+                "a resumable run also writes checkpoints: set `checkpoint` too",
+            );
         }
         if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name == ".." {
             return invalid("name", "must be a plain folder name such as `three_class`");

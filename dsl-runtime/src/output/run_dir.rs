@@ -19,18 +19,33 @@ pub(crate) struct RunDir {
 }
 
 impl RunDir {
-    /// Creates `path`, writes `config.json` and opens `metrics.csv`, appending when a run is
-    /// continued past its first epoch. Fails before any training when the directory is not writable.
+    /// Creates `path`, writes `config.json` and opens `metrics.csv`. A run continuing after
+    /// epoch `done` > 0 keeps the rows of epochs up to `done` and drops later ones, which an
+    /// interrupted process may have left, so no row appears twice. Fails before any training
+    /// when the directory is not writable.
     pub(crate) fn create(
         path: &Path,
         config: &impl Serialize,
-        append: bool,
+        done: usize,
     ) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
         let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
         write_atomic(&path.join("config.json"), &json)?;
         let csv_path = path.join("metrics.csv");
-        let fresh = !append || !csv_path.exists();
+        let fresh = done == 0 || !csv_path.exists();
+        if !fresh {
+            let kept: String = std::fs::read_to_string(&csv_path)?
+                .lines()
+                .filter(|line| {
+                    line.split(',')
+                        .nth(1)
+                        .and_then(|e| e.parse::<usize>().ok())
+                        .is_none_or(|e| e <= done)
+                })
+                .map(|line| format!("{line}\n"))
+                .collect();
+            write_atomic(&csv_path, kept.as_bytes())?;
+        }
         let file = OpenOptions::new()
             .create(true)
             .write(true)

@@ -1,0 +1,22 @@
+//! Checkpoints: which epochs to keep, how they are written so that a crash never leaves a
+//! half-written one, and how a run resumes from them.
+
+mod digest;
+mod policy;
+mod store;
+
+pub use digest::Digest;
+pub use policy::{Policy, retained};
+pub use store::{CheckpointDir, CheckpointError, EpochState, Loaded, Writer};
+
+use serde::{Deserialize, Serialize};
+
+/// Where a run continues from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resume {
+    /// The newest intact checkpoint; a fresh start when there is none.
+    Latest,
+    /// The checkpoint of this epoch; an error when it is missing or damaged.
+    Epoch(usize),
+}

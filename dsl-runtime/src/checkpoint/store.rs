@@ -1,0 +1,402 @@
+//! Checkpoint files: `checkpoint/{model,optim,scheduler}-N.bpk` (Burn's burnpack records) and
+//! `checkpoint/state-N.json`, written last, which makes epoch `N` exist.
+//!
+//! Every file is written atomically (temporary file, fsync, rename), the state file after the
+//! three records, and an epoch's deletion starts with its state file. A process killed at any
+//! moment therefore leaves only complete epochs visible. Writing happens on one writer thread
+//! per run, in submission order, so deleting old epochs never overtakes writing the new one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use burn::lr_scheduler::LrSchedulerRecord;
+use burn::optim::OptimizerRecord;
+use burn::store::ModuleRecord;
+use burn::tensor::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::digest::Digest;
+use crate::fit::FitOptions;
+use crate::history::History;
+use crate::output::atomic::write_atomic;
+
+/// Why a checkpoint could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The requested epoch has no checkpoint.
+    #[error("no checkpoint for epoch {epoch} in {dir}; available epochs: {available:?}")]
+    Missing {
+        /// The requested epoch.
+        epoch: usize,
+        /// The checkpoint folder.
+        dir: PathBuf,
+        /// The epochs that do have one.
+        available: Vec<usize>,
+    },
+    /// A file is truncated, altered or unreadable.
+    #[error(
+        "checkpoint file {file} is damaged: {reason}; resume from an earlier epoch, or delete the file's epoch"
+    )]
+    Damaged {
+        /// The damaged file.
+        file: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The model's parameters do not match the checkpoint (another architecture or size).
+    #[error("checkpoint {file} does not fit this model: {reason}")]
+    Mismatch {
+        /// The model file.
+        file: PathBuf,
+        /// Burn's validation message, naming the parameter.
+        reason: String,
+    },
+    /// Reading or writing the checkpoint folder failed.
+    #[error("checkpoint I/O on {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying failure.
+        source: std::io::Error,
+    },
+}
+
+/// What `state-N.json` holds: enough to continue the run exactly.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EpochState {
+    /// The last completed epoch.
+    pub epoch: usize,
+    /// Length and hash of each record file of this epoch, by file name.
+    pub files: BTreeMap<String, Digest>,
+    /// Every metric value up to and including this epoch.
+    pub history: History,
+    /// The run's options. The shuffle order of the next epoch follows from them and the epoch
+    /// number, so no RNG state needs saving.
+    pub options: FitOptions,
+    /// The experiment's own config, as in `config.json`.
+    pub hyperparameters: serde_json::Value,
+}
+
+/// The records and state of one epoch, verified.
+pub struct Loaded {
+    /// The epoch's state.
+    pub state: EpochState,
+    /// The model's parameters.
+    pub model: ModuleRecord,
+    /// The optimizer's state.
+    pub optimizer: OptimizerRecord,
+    /// The learning-rate schedule's state.
+    pub scheduler: LrSchedulerRecord,
+}
+
+const RECORDS: [&str; 3] = ["model", "optim", "scheduler"];
+
+/// The checkpoint folder of a run directory.
+#[derive(Clone, Debug)]
+pub struct CheckpointDir {
+    dir: PathBuf,
+}
+
+impl CheckpointDir {
+    /// `<run_dir>/checkpoint`.
+    pub fn new(run_dir: &Path) -> Self {
+        Self {
+            dir: run_dir.join("checkpoint"),
+        }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    fn io(&self, path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError {
+        let path = path.to_owned();
+        move |source| CheckpointError::Io { path, source }
+    }
+
+    /// Epochs with a state file, oldest first.
+    pub fn epochs(&self) -> Result<Vec<usize>, CheckpointError> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.io(&self.dir)(e)),
+        };
+        let mut epochs: Vec<usize> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                name.strip_prefix("state-")?
+                    .strip_suffix(".json")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        epochs.sort_unstable();
+        Ok(epochs)
+    }
+
+    /// Epoch `epoch`, with every file checked against the digests of its state file.
+    pub fn load(&self, epoch: usize) -> Result<Loaded, CheckpointError> {
+        let state_path = self.dir.join(format!("state-{epoch}.json"));
+        let state_bytes = match std::fs::read(&state_path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CheckpointError::Missing {
+                    epoch,
+                    dir: self.dir.clone(),
+                    available: self.epochs().unwrap_or_default(),
+                });
+            }
+            Err(e) => return Err(self.io(&state_path)(e)),
+        };
+        let state: EpochState =
+            serde_json::from_slice(&state_bytes).map_err(|e| CheckpointError::Damaged {
+                file: state_path.clone(),
+                reason: e.to_string(),
+            })?;
+        let mut bytes = RECORDS.iter().map(|kind| {
+            let name = format!("{kind}-{epoch}.bpk");
+            let file = self.dir.join(&name);
+            let data = std::fs::read(&file).map_err(|e| CheckpointError::Damaged {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
+            let expected = state
+                .files
+                .get(&name)
+                .ok_or_else(|| CheckpointError::Damaged {
+                    file: state_path.clone(),
+                    reason: format!("it lists no digest for {name}"),
+                })?;
+            let actual = Digest::of(&data);
+            if actual != *expected {
+                return Err(CheckpointError::Damaged {
+                    file,
+                    reason: format!(
+                        "{} bytes with hash {:016x}, expected {} bytes with hash {:016x}",
+                        actual.len, actual.fnv1a, expected.len, expected.fnv1a
+                    ),
+                });
+            }
+            Ok((file, Bytes::from_bytes_vec(data)))
+        });
+        let damaged = |file: PathBuf| {
+            move |e: burn::store::RecordError| CheckpointError::Damaged {
+                file,
+                reason: e.to_string(),
+            }
+        };
+        let (file, data) = bytes.next().expect("three records")?;
+        let model = ModuleRecord::from_bytes(data).map_err(damaged(file))?;
+        let (file, data) = bytes.next().expect("three records")?;
+        let optimizer = OptimizerRecord::from_bytes(data).map_err(damaged(file))?;
+        let (file, data) = bytes.next().expect("three records")?;
+        let scheduler = LrSchedulerRecord::from_bytes(data).map_err(damaged(file))?;
+        Ok(Loaded {
+            state,
+            model,
+            optimizer,
+            scheduler,
+        })
+    }
+
+    /// The newest intact epoch, and a note for each newer epoch skipped because it was damaged.
+    pub fn load_latest(&self) -> Result<Option<(Loaded, Vec<String>)>, CheckpointError> {
+        let mut skipped = Vec::new();
+        for epoch in self.epochs()?.into_iter().rev() {
+            match self.load(epoch) {
+                Ok(loaded) => return Ok(Some((loaded, skipped))),
+                Err(err @ CheckpointError::Damaged { .. }) => {
+                    skipped.push(format!("epoch {epoch} skipped: {err}"));
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Path of the model record of `epoch`.
+    pub fn model_file(&self, epoch: usize) -> PathBuf {
+        self.dir.join(format!("model-{epoch}.bpk"))
+    }
+
+    /// Removes every checkpoint file: a run that does not resume starts over.
+    pub fn clear(&self) -> Result<(), CheckpointError> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.io(&self.dir)(e)),
+        }
+    }
+
+    /// Starts the writer thread of a run, after removing the temporary files a killed writer
+    /// may have left.
+    pub fn writer(&self) -> Result<Writer, CheckpointError> {
+        std::fs::create_dir_all(&self.dir).map_err(self.io(&self.dir))?;
+        let entries = std::fs::read_dir(&self.dir).map_err(self.io(&self.dir))?;
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.contains(".tmp-") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let (tx, rx) = mpsc::channel::<Job>();
+        let error: Arc<Mutex<Option<CheckpointError>>> = Arc::default();
+        let dir = self.clone();
+        let failed = error.clone();
+        let thread = std::thread::Builder::new()
+            .name("dsl-checkpoint".to_owned())
+            .spawn(move || {
+                for job in rx {
+                    // After a failure nothing more is written or deleted: an older epoch must
+                    // not be removed when the newer one may be incomplete.
+                    if failed.lock().map(|e| e.is_some()).unwrap_or(true) {
+                        continue;
+                    }
+                    if let Err(err) = dir.run(job)
+                        && let Ok(mut slot) = failed.lock()
+                    {
+                        *slot = Some(err);
+                    }
+                }
+            })
+            .map_err(self.io(&self.dir))?;
+        Ok(Writer {
+            jobs: Some(tx),
+            thread: Some(thread),
+            error,
+        })
+    }
+
+    fn run(&self, job: Job) -> Result<(), CheckpointError> {
+        match job {
+            Job::Write {
+                epoch,
+                records,
+                state,
+            } => {
+                for (name, bytes) in records {
+                    let path = self.dir.join(name);
+                    write_atomic(&path, &bytes).map_err(self.io(&path))?;
+                }
+                let path = self.dir.join(format!("state-{epoch}.json"));
+                write_atomic(&path, &state).map_err(self.io(&path))
+            }
+            Job::Delete(epoch) => {
+                let names = std::iter::once(format!("state-{epoch}.json"))
+                    .chain(RECORDS.iter().map(|kind| format!("{kind}-{epoch}.bpk")));
+                for name in names {
+                    let path = self.dir.join(name);
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(self.io(&path)(e)),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+enum Job {
+    Write {
+        epoch: usize,
+        records: Vec<(String, Vec<u8>)>,
+        state: Vec<u8>,
+    },
+    Delete(usize),
+}
+
+/// The writer thread of a run; files are written in the order they are submitted.
+pub struct Writer {
+    jobs: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+    error: Arc<Mutex<Option<CheckpointError>>>,
+}
+
+impl Writer {
+    /// Queues epoch `state.epoch`: the three records (serialized by the caller, so the values
+    /// are those of this instant), then the state file.
+    pub fn write(
+        &self,
+        mut state: EpochState,
+        model: ModuleRecord,
+        optimizer: OptimizerRecord,
+        scheduler: LrSchedulerRecord,
+    ) -> Result<(), CheckpointError> {
+        let epoch = state.epoch;
+        let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
+            bytes
+                .map(|b| (format!("{kind}-{epoch}.bpk"), b.to_vec()))
+                .map_err(|e| CheckpointError::Damaged {
+                    file: PathBuf::from(format!("{kind}-{epoch}.bpk")),
+                    reason: format!("cannot serialize: {e}"),
+                })
+        };
+        let records = vec![
+            to_vec("model", model.into_bytes())?,
+            to_vec("optim", optimizer.into_bytes())?,
+            to_vec("scheduler", scheduler.into_bytes())?,
+        ];
+        state.files = records
+            .iter()
+            .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
+            .collect();
+        let state = serde_json::to_vec_pretty(&state).map_err(|e| CheckpointError::Damaged {
+            file: PathBuf::from(format!("state-{epoch}.json")),
+            reason: format!("cannot serialize: {e}"),
+        })?;
+        self.submit(Job::Write {
+            epoch,
+            records,
+            state,
+        })
+    }
+
+    /// Queues the deletion of `epoch`'s files.
+    pub fn delete(&self, epoch: usize) -> Result<(), CheckpointError> {
+        self.submit(Job::Delete(epoch))
+    }
+
+    fn submit(&self, job: Job) -> Result<(), CheckpointError> {
+        self.check()?;
+        if let Some(jobs) = &self.jobs {
+            // The thread only stops when the channel closes, so a send cannot fail while
+            // `self` lives.
+            let _ = jobs.send(job);
+        }
+        Ok(())
+    }
+
+    /// The first failure of the writer thread so far, if any.
+    pub fn check(&self) -> Result<(), CheckpointError> {
+        match self.error.lock().ok().and_then(|mut e| e.take()) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for every queued write, then reports the first failure.
+    pub fn finish(mut self) -> Result<(), CheckpointError> {
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.check()
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

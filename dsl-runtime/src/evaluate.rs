@@ -1,0 +1,160 @@
+//! Using a trained experiment: load a checkpoint, measure a test set.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::Dataset;
+use burn::module::Module;
+use burn::train::metric::MetricMetadata;
+use burn::train::{InferenceStep, ItemLazy};
+
+use crate::checkpoint::{CheckpointDir, CheckpointError};
+use crate::data::Loader;
+use crate::fit::FitError;
+use crate::history::Split;
+use crate::metric::SplitMetric;
+
+/// The values of an experiment's validation metrics on another dataset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// `(metric key, value)` in declaration order.
+    pub values: Vec<(String, f64)>,
+}
+
+impl Evaluation {
+    /// The value of metric `key`.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+/// `model` with the parameters of epoch `epoch` of the run in `run_dir`.
+pub fn load_checkpoint<M: Module>(run_dir: &Path, epoch: usize, model: M) -> Result<M, FitError> {
+    let checkpoints = CheckpointDir::new(run_dir);
+    let loaded = checkpoints.load(epoch)?;
+    model.try_load_record(loaded.model).map_err(|e| {
+        FitError::Checkpoint(CheckpointError::Mismatch {
+            file: checkpoints.model_file(epoch),
+            reason: e.to_string(),
+        })
+    })
+}
+
+/// The checkpointed epoch of `run_dir` where `split.metric` was best; the newest checkpoint
+/// when `watch` is `None`.
+pub fn best_checkpoint(run_dir: &Path, watch: Option<(Split, &str)>) -> Result<usize, FitError> {
+    let checkpoints = CheckpointDir::new(run_dir);
+    let epochs = checkpoints.epochs()?;
+    let Some(&newest) = epochs.last() else {
+        return Err(FitError::Checkpoint(CheckpointError::Missing {
+            epoch: 0,
+            dir: checkpoints.path().to_owned(),
+            available: epochs,
+        }));
+    };
+    let Some((split, metric)) = watch else {
+        return Ok(newest);
+    };
+    let history = checkpoints.load(newest)?.state.history;
+    let series = history
+        .get(split, metric)
+        .ok_or_else(|| FitError::InvalidOption {
+            option: "load_best",
+            message: format!("the run did not record {split}.{metric}"),
+        })?;
+    let better = |a: f64, b: f64| {
+        if series.higher_is_better {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    let mut best: Option<(usize, f64)> = None;
+    for &epoch in &epochs {
+        if let Some(value) = series.at(epoch)
+            && !value.is_nan()
+            && best.is_none_or(|(_, b)| better(value, b))
+        {
+            best = Some((epoch, value));
+        }
+    }
+    Ok(best.map_or(newest, |(epoch, _)| epoch))
+}
+
+/// Runs `model` in inference mode over `dataset` and reduces `metrics`, as a validation epoch.
+pub fn evaluate<M, I, B>(
+    model: &M,
+    dataset: impl Dataset<I> + 'static,
+    batcher: B,
+    batch_size: usize,
+    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+) -> Result<Evaluation, FitError>
+where
+    M: InferenceStep + Module,
+    I: Clone + Send + Sync + 'static,
+    B: Batcher<I, <M as InferenceStep>::Input> + 'static,
+    <M as InferenceStep>::Input: Send + 'static,
+{
+    if dataset.is_empty() {
+        return Err(FitError::EmptyDataset {
+            split: Split::Valid,
+        });
+    }
+    let model = model.valid();
+    let device = model
+        .collect_devices(Vec::new())
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+        .inner();
+    let batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>> = Arc::new(batcher);
+    let loader = Loader::new(
+        "eval",
+        Arc::new(dataset),
+        batcher,
+        device,
+        batch_size,
+        None,
+        0,
+    )
+    .map_err(FitError::Workers)?;
+    let mut batches = loader.epoch(1);
+    let mut index = 0;
+    while let Some(batch) = batches.next() {
+        index += 1;
+        let batch = batch.map_err(|source| FitError::Data {
+            split: Split::Valid,
+            epoch: 1,
+            batch: index,
+            source,
+        })?;
+        let item = InferenceStep::step(&model, batch).sync()?;
+        let metadata = MetricMetadata {
+            progress: batches.progress(),
+            iteration: Some(index),
+            lr: None,
+        };
+        for metric in &mut metrics {
+            metric
+                .update(&item, &metadata)
+                .map_err(|source| FitError::Metric {
+                    split: Split::Valid,
+                    metric: metric.key().to_owned(),
+                    source,
+                })?;
+        }
+    }
+    let values = metrics
+        .iter_mut()
+        .map(|m| {
+            let value = m.finish_epoch().map_err(|source| FitError::Metric {
+                split: Split::Valid,
+                metric: m.key().to_owned(),
+                source,
+            })?;
+            Ok((m.key().to_owned(), value))
+        })
+        .collect::<Result<_, FitError>>()?;
+    Ok(Evaluation { values })
+}

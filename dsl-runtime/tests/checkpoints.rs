@@ -1,0 +1,182 @@
+//! Checkpoints on disk: resuming bit for bit, damaged and mismatched files, a diverging run.
+
+mod common;
+
+use std::path::Path;
+
+use burn::lr_scheduler::step::StepLrSchedulerConfig;
+use burn::optim::{AdamConfig, SgdConfig};
+use common::*;
+use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
+use dsl_runtime::prelude::*;
+
+fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
+    FitOptions {
+        name: "ckpt".into(),
+        artifacts: dir.to_owned(),
+        epochs,
+        batch_size: 16,
+        shuffle: Some(7),
+        quiet: true,
+        checkpoint: Some(vec![
+            Policy::KeepLast { n: 2 },
+            Policy::Best {
+                split: Split::Valid,
+                metric: "loss".into(),
+            },
+        ]),
+        resume,
+        ..FitOptions::default()
+    }
+}
+
+fn run(
+    dir: &Path,
+    outputs: usize,
+    epochs: usize,
+    resume: Option<Resume>,
+) -> Result<FitReport<Classifier>, FitError> {
+    Fit::new(
+        Classifier {
+            mlp: Mlp::new(outputs, &device()),
+        },
+        AdamConfig::new().init(),
+        1e-2,
+    )
+    .options(options(dir, epochs, resume))
+    .train_metric(metric::loss())
+    .valid_metric(metric::loss())
+    .valid_metric(metric::accuracy())
+    .run(
+        &device(),
+        Data::new(samples(0..96), samples(96..120), SampleBatcher),
+    )
+}
+
+fn csv(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("ckpt/metrics.csv")).unwrap()
+}
+
+#[test]
+fn a_run_resumed_after_epoch_3_equals_an_uninterrupted_run_bit_for_bit() {
+    let whole = tempfile::tempdir().unwrap();
+    let reference = run(whole.path(), 3, 5, None).unwrap();
+
+    let parts = tempfile::tempdir().unwrap();
+    run(parts.path(), 3, 3, None).unwrap();
+    let resumed = run(parts.path(), 3, 5, Some(Resume::Latest)).unwrap();
+
+    assert_eq!(resumed.model.mlp.weights(), reference.model.mlp.weights());
+    assert_bit_identical(
+        &resumed.history.train_losses(),
+        &reference.history.train_losses(),
+    );
+    for (a, b) in resumed
+        .history
+        .series()
+        .iter()
+        .zip(reference.history.series())
+    {
+        assert_eq!(a.epochs, b.epochs, "{}.{}", a.split, a.metric);
+    }
+    assert_eq!(csv(parts.path()), csv(whole.path()));
+    // keep_last(2) | best(valid.loss) with a falling loss: epochs 4 and 5 remain.
+    let kept = CheckpointDir::new(&parts.path().join("ckpt"))
+        .epochs()
+        .unwrap();
+    assert_eq!(kept, [4, 5]);
+}
+
+#[test]
+fn a_damaged_newest_checkpoint_falls_back_to_the_previous_epoch() {
+    let whole = tempfile::tempdir().unwrap();
+    let reference = run(whole.path(), 3, 4, None).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, 3, None).unwrap();
+    let model_3 = dir.path().join("ckpt/checkpoint/model-3.bpk");
+    let bytes = std::fs::read(&model_3).unwrap();
+    std::fs::write(&model_3, &bytes[..bytes.len() / 2]).unwrap();
+
+    // Asked for explicitly, the damaged epoch is an error naming the file.
+    let err = run(dir.path(), 3, 4, Some(Resume::Epoch(3))).err().unwrap();
+    let text = err.to_string();
+    assert!(text.contains("model-3.bpk is damaged"), "{text}");
+    // `latest` skips it and resumes after epoch 2, reaching the same result.
+    let resumed = run(dir.path(), 3, 4, Some(Resume::Latest)).unwrap();
+    assert_eq!(resumed.model.mlp.weights(), reference.model.mlp.weights());
+    assert_eq!(csv(dir.path()), csv(whole.path()));
+}
+
+#[test]
+fn a_flipped_byte_is_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, 2, None).unwrap();
+    let optim_2 = dir.path().join("ckpt/checkpoint/optim-2.bpk");
+    let mut bytes = std::fs::read(&optim_2).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&optim_2, bytes).unwrap();
+    let err = run(dir.path(), 3, 3, Some(Resume::Epoch(2))).err().unwrap();
+    assert!(err.to_string().contains("optim-2.bpk is damaged"), "{err}");
+}
+
+#[test]
+fn a_checkpoint_of_another_model_shape_names_the_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, 1, None).unwrap();
+    let err = run(dir.path(), 4, 2, Some(Resume::Latest)).err().unwrap();
+    let text = err.to_string();
+    assert!(text.contains("does not fit this model"), "{text}");
+    assert!(text.contains("fc2"), "{text}");
+}
+
+#[test]
+fn a_missing_epoch_lists_the_available_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, 2, None).unwrap();
+    let err = run(dir.path(), 3, 3, Some(Resume::Epoch(9))).err().unwrap();
+    assert!(
+        err.to_string().contains("no checkpoint for epoch 9") && err.to_string().contains("[1, 2]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    // The rate grows a million-fold every 6 steps (one epoch): the loss blows up after a while.
+    let schedule = StepLrSchedulerConfig::new(0.1, 6)
+        .with_gamma(1e6)
+        .init()
+        .unwrap();
+    let err = Fit::new(
+        Classifier {
+            mlp: Mlp::new(3, &device()),
+        },
+        SgdConfig::new().init(),
+        schedule,
+    )
+    .options(FitOptions {
+        shuffle: None,
+        ..options(dir.path(), 10, None)
+    })
+    .train_metric(metric::loss())
+    .valid_metric(metric::loss())
+    .run(
+        &device(),
+        Data::new(samples(0..96), samples(96..120), SampleBatcher),
+    )
+    .err()
+    .expect("diverges");
+    let FitError::NonFiniteLoss { epoch, .. } = err else {
+        panic!("{err}");
+    };
+    assert!(epoch >= 2, "diverged in epoch {epoch}");
+    let checkpoints = CheckpointDir::new(&dir.path().join("ckpt"));
+    let newest = *checkpoints.epochs().unwrap().last().unwrap();
+    assert_eq!(newest, epoch - 1);
+    checkpoints
+        .load(newest)
+        .expect("the last good checkpoint loads");
+}
