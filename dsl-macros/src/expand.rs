@@ -173,17 +173,34 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 epoch: usize,
                 device: &#rt::burn::tensor::Device,
             ) -> ::core::result::Result<#model_name, #rt::FitError> {
-                let model: #model_ty = #init;
-                #rt::load_checkpoint(&Self::run_dir(&Self::config()), epoch, #model_name { model })
+                Self::load_with(&Self::config(), epoch, device)
             }
 
-            /// The checkpoint with the best value of the metric `best(..)` watches (else
-            /// `valid.loss`, else the newest), with its epoch.
+            /// The model of checkpoint `epoch` of `config`'s run directory, on `device`.
+            pub fn load_with(
+                config: &#config_name,
+                epoch: usize,
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<#model_name, #rt::FitError> {
+                let model: #model_ty = #init;
+                #rt::load_checkpoint(&Self::run_dir(config), epoch, #model_name { model })
+            }
+
+            /// The checkpoint of the default run directory with the best value of the metric
+            /// `best(..)` watches (else `valid.loss`, else the newest), with its epoch.
             pub fn load_best(
                 device: &#rt::burn::tensor::Device,
             ) -> ::core::result::Result<(usize, #model_name), #rt::FitError> {
-                let epoch = #rt::best_checkpoint(&Self::run_dir(&Self::config()), #best_watch)?;
-                Ok((epoch, Self::load(epoch, device)?))
+                Self::load_best_with(&Self::config(), device)
+            }
+
+            /// [`Self::load_best`] in `config`'s run directory.
+            pub fn load_best_with(
+                config: &#config_name,
+                device: &#rt::burn::tensor::Device,
+            ) -> ::core::result::Result<(usize, #model_name), #rt::FitError> {
+                let epoch = #rt::best_checkpoint(&Self::run_dir(config), #best_watch)?;
+                Ok((epoch, Self::load_with(config, epoch, device)?))
             }
 
             /// The experiment's validation metrics of `model` on another dataset (a test set),

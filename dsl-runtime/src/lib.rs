@@ -15,8 +15,9 @@
 //! }
 //! ```
 //!
-//! expands to `ThreeClass` with `ThreeClass::fit(&device)`, `ThreeClass::config()` and
-//! `ThreeClass::with_config(config, &device)`; `ThreeClassConfig`, a serde struct of every scalar
+//! expands to `ThreeClass` with `ThreeClass::fit(&device)`, `ThreeClass::config()`,
+//! `ThreeClass::with_config(config, &device)`, `ThreeClass::load(epoch, &device)`,
+//! `ThreeClass::load_best(&device)` and `ThreeClass::evaluate(&model, dataset, batcher)`; `ThreeClassConfig`, a serde struct of every scalar
 //! hyperparameter whose defaults are the values above (saved as `config.json` with each run); and
 //! `ThreeClassModel`, a Burn `Module` wrapping the model with `TrainStep` and `InferenceStep` built
 //! from `step`, so two experiments may train the same model type. Runnable examples:

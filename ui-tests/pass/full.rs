@@ -29,6 +29,7 @@ training! {
     grad_clip: norm(1.0),
     seed: 42,
     artifacts: "target/ui-artifacts",
+    resume: latest,
 }
 
 fn main() {
@@ -40,5 +41,14 @@ fn main() {
     assert_eq!(Everything::config().artifacts, "target/ui-artifacts");
     let report = Everything::with_config(config, &burn::tensor::Device::flex()).unwrap();
     assert_eq!(report.history.series().len(), 11);
+    // Two epochs with keep_last(2): both checkpoints load, and the best one is known.
+    let config = EverythingConfig {
+        artifacts: dir.to_string_lossy().into_owned(),
+        ..Everything::config()
+    };
+    let (best, model) = Everything::load_best_with(&config, &burn::tensor::Device::flex()).unwrap();
+    assert!(best == 1 || best == 2);
+    let test = Everything::evaluate(&model, samples(96..128), SampleBatcher).unwrap();
+    assert_eq!(test.values.len(), 9, "every valid metric");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -40,7 +40,7 @@ impl Policy {
                 .get(*split, metric)
                 .and_then(|s| s.best_epoch())
                 .is_some_and(|best| best == epoch),
-            Policy::Every { k } => *k > 0 && epoch % k == 0,
+            Policy::Every { k } => *k > 0 && epoch.is_multiple_of(*k),
         }
     }
 }

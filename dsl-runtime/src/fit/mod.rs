@@ -319,12 +319,9 @@ impl<M: LearnerModel> Fit<M> {
         });
         let mut last_epoch = first_epoch - 1;
         let steps_per_epoch = train_loader.num_items().div_ceil(options.batch_size);
-        let epochs = if stopped {
-            1..=0
-        } else {
-            first_epoch..=options.epochs
-        };
-        for epoch in epochs {
+        // A run whose restored epochs already triggered early stopping trains no further.
+        let last = if stopped { last_epoch } else { options.epochs };
+        for epoch in first_epoch..=last {
             let started = Instant::now();
             let mut ctx = EpochState {
                 epoch,

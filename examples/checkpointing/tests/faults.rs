@@ -1,0 +1,163 @@
+//! The example as a child process, killed and interrupted at random moments: every resumed run
+//! must reach the same files as an uninterrupted one, bit for bit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use burn::module::Module;
+use burn::tensor::Device;
+use seed::Mlp;
+
+const BIN: &str = env!("CARGO_BIN_EXE_checkpointing");
+
+fn spawn(artifacts: &Path) -> Child {
+    Command::new(BIN)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the example starts")
+}
+
+fn finish(artifacts: &Path) -> Output {
+    let output = spawn(artifacts).wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The experiment's model as its checkpoints store it (`model.fc1.weight`, ...).
+#[derive(Module, Debug)]
+struct Stored {
+    model: Mlp,
+}
+
+/// What must be identical: the metric history, and the final weights bit for bit. (The record
+/// files themselves differ between processes: they carry each process's random parameter ids.)
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    metrics_csv: String,
+    weights: Vec<u32>,
+}
+
+fn outcome(artifacts: &Path) -> Outcome {
+    let run = artifacts.join("resumable");
+    let stored = Stored {
+        model: Mlp::new(3, &Device::flex()),
+    }
+    .try_load_file(run.join("checkpoint/model-40.bpk"))
+    .expect("the final checkpoint loads");
+    Outcome {
+        metrics_csv: std::fs::read_to_string(run.join("metrics.csv")).unwrap(),
+        weights: stored.model.weights(),
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// xorshift64: reproducible kill delays without a dependency.
+struct Delays(u64);
+
+impl Delays {
+    fn next_ms(&mut self, max: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        2 + self.0 % max
+    }
+}
+
+#[test]
+fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
+    let reference_dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    finish(reference_dir.path());
+    let full_ms = started.elapsed().as_millis() as u64;
+    let reference = outcome(reference_dir.path());
+
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts: PathBuf = dir.path().join("killed");
+    let mut delays = Delays(0x5eed_cafe);
+    let (mut kills, mut matched) = (0, 0);
+    let mut resumed_from = Vec::new();
+    let mut attempts = 0;
+    while kills < 10 {
+        attempts += 1;
+        assert!(attempts < 100, "could not land 10 kills in 100 attempts");
+        let mut child = spawn(&artifacts);
+        std::thread::sleep(Duration::from_millis(delays.next_ms(full_ms / 3 + 1)));
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        if finished {
+            // The run completed before the kill: start over to keep killing mid-run.
+            std::fs::remove_dir_all(&artifacts).unwrap();
+            continue;
+        }
+        kills += 1;
+        let newest = dsl_runtime::checkpoint::CheckpointDir::new(&artifacts.join("resumable"))
+            .epochs()
+            .unwrap()
+            .last()
+            .copied();
+        resumed_from.push(newest);
+        // Resume a copy to the end: it must match the uninterrupted run exactly.
+        let scratch = dir.path().join(format!("resumed-{kills}"));
+        copy_dir(&artifacts, &scratch);
+        finish(&scratch);
+        if outcome(&scratch) == reference {
+            matched += 1;
+        }
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+    finish(&artifacts);
+    println!(
+        "kill points: {kills}, newest intact checkpoint at each: {resumed_from:?}, resumed runs matching bit for bit: {matched}"
+    );
+    assert_eq!(matched, kills);
+    assert!(outcome(&artifacts) == reference, "the final run differs");
+}
+
+#[test]
+fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
+    let reference_dir = tempfile::tempdir().unwrap();
+    finish(reference_dir.path());
+    let reference = outcome(reference_dir.path());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut interrupted = None;
+    for delay in [80, 40, 20, 10, 5] {
+        let _ = std::fs::remove_dir_all(dir.path().join("resumable"));
+        let child = spawn(dir.path());
+        std::thread::sleep(Duration::from_millis(delay));
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        if output.status.code() == Some(130) {
+            interrupted = Some(String::from_utf8_lossy(&output.stderr).into_owned());
+            break;
+        }
+    }
+    let stderr = interrupted.expect("one of the runs is still training when SIGTERM arrives");
+    assert!(stderr.contains("interrupted at epoch"), "{stderr}");
+    finish(dir.path());
+    assert!(outcome(dir.path()) == reference, "the resumed run differs");
+}
