@@ -36,7 +36,8 @@
 //! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`; spans the whole run | `constant` |
 //! | `epochs` | yes | whole number ≥ 1 | |
 //! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`, metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `perplexity`, `lr` | `[train.loss, valid.loss]` |
-//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` or `none` | validated only: checkpoint files are not written yet |
+//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
+//! | `resume` | no | `latest` or `epoch(n)`; needs `checkpoint` | a fresh run, which clears old checkpoints |
 //! | `early_stopping` | no | `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)` | none |
 //! | `grad_accumulation` | no | whole number ≥ 1 (Burn's `GradientsAccumulator`) | none |
 //! | `grad_clip` | no | `norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp | none |
