@@ -223,6 +223,28 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 config: #config_name,
                 device: &#rt::burn::tensor::Device,
             ) -> ::core::result::Result<#rt::FitReport<#model_name>, #rt::FitError> {
+                Self::with_options(config, device, |_| {})
+            }
+
+            /// The command line of this experiment: `--epochs`, `--lr`, `--resume latest`,
+            /// `--config run.json`, `--set key=value`, `--fast-dev-run`, ... (`--help` lists
+            /// them). Trains on `Device::flex()`; the exit code is 0 on success, 2 for a
+            /// command-line mistake, 130 when interrupted, 1 otherwise.
+            pub fn cli() -> ::std::process::ExitCode {
+                #rt::cli::main(Self::config(), |config, args| {
+                    let device = #rt::burn::tensor::Device::flex();
+                    Self::with_options(config, &device, |options| args.adjust(options))
+                        .map(|report| report.run_dir)
+                })
+            }
+
+            /// [`Self::with_config`], with the run options adjusted by `adjust` before training
+            /// (batch limits, `write_files`, `quiet`, ...).
+            pub fn with_options(
+                config: #config_name,
+                device: &#rt::burn::tensor::Device,
+                adjust: impl ::core::ops::FnOnce(&mut #rt::FitOptions),
+            ) -> ::core::result::Result<#rt::FitReport<#model_name>, #rt::FitError> {
                 if let ::core::option::Option::Some(seed) = config.seed {
                     device.seed(seed);
                 }
@@ -244,8 +266,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 );
                 let lr_schedule = config.lr_schedule.build(config.lr, steps)?;
                 let optimizer = #optimizer;
-                #rt::Fit::new(#model_name { model }, optimizer, lr_schedule)
-                    .options(#rt::FitOptions {
+                let mut options = #rt::FitOptions {
                         name: ::std::string::String::from(#snake),
                         artifacts: ::std::path::PathBuf::from(&config.artifacts),
                         first_epoch: 1,
@@ -258,8 +279,11 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                         early_stopping: config.early_stopping.clone(),
                         checkpoint: config.checkpoint.clone(),
                         resume: config.resume,
-                        quiet: false,
-                    })
+                        ..#rt::FitOptions::default()
+                    };
+                adjust(&mut options);
+                #rt::Fit::new(#model_name { model }, optimizer, lr_schedule)
+                    .options(options)
                     .hyperparameters(&config)
                     #(#metric_calls)*
                     .run(device, #rt::Data::new(train, valid, batcher))

@@ -119,7 +119,7 @@ where
         0,
     )
     .map_err(FitError::Workers)?;
-    let mut batches = loader.epoch(1);
+    let mut batches = loader.epoch(1, None);
     let mut index = 0;
     while let Some(batch) = batches.next() {
         index += 1;

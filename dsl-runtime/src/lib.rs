@@ -62,6 +62,7 @@
 #![warn(missing_docs)]
 
 pub mod checkpoint;
+pub mod cli;
 pub mod contract;
 pub mod data;
 pub mod evaluate;
@@ -87,6 +88,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
+    pub use crate::cli;
     pub use crate::contract::{BatchesInto, Checked, Feeds, train_output};
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};

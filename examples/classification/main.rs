@@ -4,7 +4,6 @@
 //! `cargo run -p classification` prints one line per epoch and a summary table, and writes
 //! `artifacts/three_class/{config.json,metrics.csv}`.
 
-use burn::tensor::Device;
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
@@ -27,14 +26,5 @@ training! {
 }
 
 fn main() -> std::process::ExitCode {
-    match ThreeClass::fit(&Device::flex()) {
-        Ok(report) => {
-            println!("run directory: {}", report.run_dir.display());
-            std::process::ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("error: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    ThreeClass::cli()
 }

@@ -4,7 +4,6 @@
 //!
 //! `cargo run -p regression` writes `artifacts/sine_regression/{config.json,metrics.csv}`.
 
-use burn::tensor::Device;
 use burn::train::RegressionOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
@@ -31,14 +30,5 @@ training! {
 }
 
 fn main() -> std::process::ExitCode {
-    match SineRegression::fit(&Device::flex()) {
-        Ok(report) => {
-            println!("run directory: {}", report.run_dir.display());
-            std::process::ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("error: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    SineRegression::cli()
 }

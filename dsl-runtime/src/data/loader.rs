@@ -112,9 +112,12 @@ where
         })
     }
 
-    /// The batches of `epoch` (1-based), in plan order.
-    pub fn epoch(&self, epoch: usize) -> EpochBatches<'_, I, B> {
-        let plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
+    /// The batches of `epoch` (1-based), in plan order, at most `limit` of them.
+    pub fn epoch(&self, epoch: usize, limit: Option<usize>) -> EpochBatches<'_, I, B> {
+        let mut plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
+        if let Some(limit) = limit {
+            plan.truncate(limit);
+        }
         let sizes = plan.iter().map(Vec::len).collect();
         let mut batches = EpochBatches {
             loader: self,

@@ -14,13 +14,18 @@ use super::{FitError, TrainOutputOf, ValidOutputOf};
 use crate::data::Loader;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
+use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
 
 /// Where an epoch's values go.
 pub(super) struct EpochState<'a> {
     pub epoch: usize,
+    pub last_epoch: usize,
     pub history: &'a mut History,
     pub run_dir: &'a mut RunDir,
+    pub progress: &'a mut Progress,
+    /// Batch limits of the training and validation splits.
+    pub limits: (Option<usize>, Option<usize>),
 }
 
 impl EpochState<'_> {
@@ -102,8 +107,9 @@ impl<M: LearnerModel> TrainState<M> {
         I: Clone + Send + Sync + 'static,
     {
         let epoch = ctx.epoch;
-        let mut batches = loader.epoch(epoch);
+        let mut batches = loader.epoch(epoch, ctx.limits.0);
         let num_batches = batches.len();
+        ctx.progress.epoch_start(epoch, ctx.last_epoch, num_batches);
         let mut accumulator = GradientsAccumulator::<M>::new();
         let mut accumulated = 0;
         let mut index = 0;
@@ -152,10 +158,14 @@ impl<M: LearnerModel> TrainState<M> {
                 iteration: Some(index),
                 lr: Some(self.lr.clone()),
             };
+            let mut step_loss = None;
             for (metric, &series_index) in metrics.iter_mut().zip(series) {
                 let Some(value) = update(Split::Train, metric.as_mut(), &item, &metadata)? else {
                     continue;
                 };
+                if metric.key() == "loss" {
+                    step_loss = Some(value);
+                }
                 ctx.history.record_step(series_index, value);
                 ctx.run_dir
                     .step_row(step, epoch, Split::Train, metric.key(), value)
@@ -168,6 +178,7 @@ impl<M: LearnerModel> TrainState<M> {
                     });
                 }
             }
+            ctx.progress.step(step_loss);
             if self.interrupt.as_deref().is_some_and(Interrupt::raised) {
                 return Err(FitError::Interrupted {
                     epoch,
@@ -195,7 +206,7 @@ where
 {
     let epoch = ctx.epoch;
     let model = model.valid();
-    let mut batches = loader.epoch(epoch);
+    let mut batches = loader.epoch(epoch, ctx.limits.1);
     let mut index = 0;
     while let Some(batch) = batches.next() {
         index += 1;

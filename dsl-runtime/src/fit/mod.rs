@@ -29,8 +29,9 @@ use crate::checkpoint::{
 use crate::data::Loader;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
-use crate::output::console;
+use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
+use crate::output::{console, plot};
 use crate::spec::GradClip;
 use early_stop::Plateau;
 use epoch::{EpochState, TrainState};
@@ -240,7 +241,9 @@ impl<M: LearnerModel> Fit<M> {
                     first_epoch = epoch + 1;
                 }
             }
-            None if options.checkpoint.is_some() && first_epoch == 1 => checkpoints.clear()?,
+            None if options.checkpoint.is_some() && options.write_files && first_epoch == 1 => {
+                checkpoints.clear()?
+            }
             None => {}
         }
 
@@ -249,8 +252,13 @@ impl<M: LearnerModel> Fit<M> {
             metrics: keys,
             hyperparameters: &hyperparameters,
         };
-        let mut run_dir = RunDir::create(&path, &config, first_epoch - 1)
-            .map_err(|source| FitError::RunDir { path, source })?;
+        let mut run_dir = if options.write_files {
+            RunDir::create(&path, &config, first_epoch - 1)
+                .map_err(|source| FitError::RunDir { path, source })?
+        } else {
+            RunDir::disabled(&path)
+        };
+        let mut progress = Progress::new(options.quiet);
         let mut saving = match &options.checkpoint {
             Some(policies) => Some(Saving {
                 writer: checkpoints.writer()?,
@@ -325,8 +333,11 @@ impl<M: LearnerModel> Fit<M> {
             let started = Instant::now();
             let mut ctx = EpochState {
                 epoch,
+                last_epoch: options.epochs,
                 history: &mut history,
                 run_dir: &mut run_dir,
+                progress: &mut progress,
+                limits: (options.limit_train_batches, options.limit_valid_batches),
             };
             let trained = state.train_epoch(
                 &train_loader,
@@ -354,12 +365,12 @@ impl<M: LearnerModel> Fit<M> {
                 path: run_dir.path().to_owned(),
                 source,
             })?;
-            if !options.quiet {
-                eprintln!(
-                    "{}",
-                    console::epoch_line(&history, epoch, options.epochs, started.elapsed())
-                );
-            }
+            progress.epoch_end(&console::epoch_line(
+                &history,
+                epoch,
+                options.epochs,
+                started.elapsed(),
+            ));
             if let Some(saving) = &mut saving {
                 saving.epoch_done(epoch, &state, &history, &options, &hyperparameters)?;
             }
@@ -374,11 +385,28 @@ impl<M: LearnerModel> Fit<M> {
         if let Some(saving) = saving {
             saving.writer.finish()?;
         }
+        let summary = console::summary_table(&history);
+        let io = |source| FitError::RunDir {
+            path: run_dir.path().to_owned(),
+            source,
+        };
+        run_dir
+            .write_file(
+                "summary.md",
+                format!("# {}\n\n{summary}", options.name).as_bytes(),
+            )
+            .map_err(io)?;
+        if run_dir.enabled() {
+            let svg = plot::curves_svg(&history).map_err(|e| io(std::io::Error::other(e)))?;
+            run_dir
+                .write_file("curves.svg", svg.as_bytes())
+                .map_err(io)?;
+        }
         if !options.quiet {
             if stopped && let Some(stopper) = &stopper {
                 eprintln!("early stopping: {}", stopper.reason());
             }
-            eprint!("{}", console::summary_table(&history));
+            eprint!("{summary}");
         }
 
         Ok(FitReport {

@@ -39,7 +39,14 @@ pub struct FitOptions {
     pub checkpoint: Option<Vec<Policy>>,
     /// Continue from a checkpoint of this run directory.
     pub resume: Option<Resume>,
-    /// Print nothing (no epoch lines, no summary).
+    /// Train on at most this many batches per epoch (a quick look at a large dataset).
+    pub limit_train_batches: Option<usize>,
+    /// Validate on at most this many batches per epoch.
+    pub limit_valid_batches: Option<usize>,
+    /// Write the run directory (`config.json`, `metrics.csv`, `summary.md`, `curves.svg`,
+    /// checkpoints); `false` for a smoke test that leaves nothing on disk.
+    pub write_files: bool,
+    /// Print nothing (no progress bar, no epoch lines, no summary).
     pub quiet: bool,
 }
 
@@ -58,6 +65,9 @@ impl Default for FitOptions {
             early_stopping: None,
             checkpoint: None,
             resume: None,
+            limit_train_batches: None,
+            limit_valid_batches: None,
+            write_files: true,
             quiet: false,
         }
     }
@@ -67,6 +77,22 @@ impl FitOptions {
     /// The directory this run writes to.
     pub fn run_dir(&self) -> PathBuf {
         self.artifacts.join(&self.name)
+    }
+
+    /// The settings of a smoke test like Lightning's `fast_dev_run`: one epoch of one batch per
+    /// split, no file written, no checkpoint read.
+    pub fn fast_dev_run(self) -> Self {
+        Self {
+            first_epoch: 1,
+            epochs: 1,
+            limit_train_batches: Some(1),
+            limit_valid_batches: Some(1),
+            write_files: false,
+            checkpoint: None,
+            resume: None,
+            early_stopping: None,
+            ..self
+        }
     }
 
     /// Rejects settings that cannot train, naming the setting and the fix.
@@ -122,6 +148,18 @@ impl FitOptions {
                 }
                 _ => {}
             }
+        }
+        if self.limit_train_batches == Some(0) || self.limit_valid_batches == Some(0) {
+            return invalid(
+                "limit_train_batches",
+                "a batch limit must be at least 1 (leave it unset for every batch)",
+            );
+        }
+        if !self.write_files && (self.checkpoint.is_some() || self.resume.is_some()) {
+            return invalid(
+                "write_files",
+                "a run that writes no files cannot checkpoint or resume: unset `checkpoint` and `resume`",
+            );
         }
         if self.resume.is_some() && self.checkpoint.is_none() {
             return invalid(

@@ -1,7 +1,9 @@
-//! What a run leaves behind: console lines, the run directory, atomic writes.
+//! What a run shows and leaves behind: progress, console lines, the run directory, plots.
 
 pub(crate) mod atomic;
 pub(crate) mod console;
+pub(crate) mod plot;
+pub(crate) mod progress;
 pub(crate) mod run_dir;
 
 pub use console::summary_table;

@@ -1,7 +1,8 @@
-//! The run directory: `config.json` and `metrics.csv`.
+//! The run directory: `config.json`, `metrics.csv`, and the end-of-run `summary.md` and
+//! `curves.svg`.
 //!
-//! One file is created per run besides checkpoints (Burn's Learner writes one file per metric
-//! per epoch): `metrics.csv` stays open and is flushed at the end of every epoch.
+//! Four files per run besides checkpoints (Burn's Learner writes one file per metric per
+//! epoch): `metrics.csv` stays open and is flushed at the end of every epoch.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -12,10 +13,10 @@ use serde::Serialize;
 use super::atomic::write_atomic;
 use crate::history::Split;
 
-/// An open run directory.
+/// An open run directory; a disabled one (a smoke test) writes nothing.
 pub(crate) struct RunDir {
     path: PathBuf,
-    metrics: BufWriter<File>,
+    metrics: Option<BufWriter<File>>,
 }
 
 impl RunDir {
@@ -58,8 +59,29 @@ impl RunDir {
         }
         Ok(Self {
             path: path.to_owned(),
-            metrics,
+            metrics: Some(metrics),
         })
+    }
+
+    /// A run directory that is never created or written.
+    pub(crate) fn disabled(path: &Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            metrics: None,
+        }
+    }
+
+    /// Whether files are written.
+    pub(crate) fn enabled(&self) -> bool {
+        self.metrics.is_some()
+    }
+
+    /// Writes `name` in the run directory atomically (`summary.md`, `curves.svg`).
+    pub(crate) fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        if self.enabled() {
+            write_atomic(&self.path.join(name), bytes)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -75,11 +97,10 @@ impl RunDir {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
-        writeln!(
-            self.metrics,
-            "{step},{epoch},{split},{metric},{}",
-            CsvValue(value)
-        )
+        match &mut self.metrics {
+            Some(csv) => writeln!(csv, "{step},{epoch},{split},{metric},{}", CsvValue(value)),
+            None => Ok(()),
+        }
     }
 
     /// An epoch's value: the `step` column is left empty.
@@ -90,15 +111,17 @@ impl RunDir {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
-        writeln!(
-            self.metrics,
-            ",{epoch},{split},{metric},{}",
-            CsvValue(value)
-        )
+        match &mut self.metrics {
+            Some(csv) => writeln!(csv, ",{epoch},{split},{metric},{}", CsvValue(value)),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
-        self.metrics.flush()
+        match &mut self.metrics {
+            Some(csv) => csv.flush(),
+            None => Ok(()),
+        }
     }
 }
 

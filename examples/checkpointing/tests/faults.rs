@@ -9,7 +9,7 @@ use burn::module::Module;
 use burn::tensor::Device;
 use seed::Mlp;
 
-const BIN: &str = env!("CARGO_BIN_EXE_checkpointing");
+const BIN: &str = env!("CARGO_BIN_EXE_train");
 
 fn spawn(artifacts: &Path) -> Child {
     Command::new(BIN)

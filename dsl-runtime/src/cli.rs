@@ -1,0 +1,371 @@
+//! `<Name>::cli()`: the command line of an experiment.
+//!
+//! The experiment's config (the serde struct `training!` generates) is resolved in layers: the
+//! macro's values, then `--config FILE` (a saved `config.json` re-runs that run), then the
+//! typed flags, then every `--set key=value`. A key that does not exist or a value of the wrong
+//! type is an error naming the key and what it accepts, and the process exits with code 2.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::fit::{FitError, FitOptions};
+
+/// The flags every experiment accepts.
+#[derive(Parser, Debug, Default)]
+#[command(about = "Train this experiment; every flag overrides a value written in `training!`.")]
+pub struct Args {
+    /// Last epoch to train.
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Base learning rate.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Samples per batch.
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// Seed of the device RNG, set before the model is built.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Threads building batches ahead of training.
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Root folder of run directories.
+    #[arg(long, value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
+    /// Continue from a checkpoint: `latest` or an epoch number.
+    #[arg(long, value_name = "latest|N", value_parser = parse_resume)]
+    pub resume: Option<Value>,
+    /// Start from a saved `config.json` (or a JSON file of config keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Set any config key, e.g. `--set grad_accumulation=2` or `--set optimizer.beta_1=0.95`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print the resolved config as JSON and exit.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Smoke test: one batch of each split, one epoch, no file written.
+    #[arg(long)]
+    pub fast_dev_run: bool,
+    /// Train on at most N batches per epoch.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit_train_batches: Option<u64>,
+    /// Validate on at most N batches per epoch.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit_valid_batches: Option<u64>,
+    /// No progress bar, no epoch lines, no summary.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_resume(text: &str) -> Result<Value, String> {
+    match text {
+        "latest" => Ok(Value::from("latest")),
+        n => match n.parse::<usize>() {
+            Ok(epoch) if epoch > 0 => Ok(serde_json::json!({ "epoch": epoch })),
+            _ => Err(format!(
+                "expected `latest` or an epoch number (1, 2, ...), got `{n}`"
+            )),
+        },
+    }
+}
+
+/// A command-line mistake, reported with exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(String);
+
+impl Args {
+    /// The run adjustments these flags ask for, applied to the options `training!` built.
+    pub fn adjust(&self, options: &mut FitOptions) {
+        if self.fast_dev_run {
+            *options = std::mem::take(options).fast_dev_run();
+        }
+        if let Some(n) = self.limit_train_batches {
+            options.limit_train_batches = Some(n as usize);
+        }
+        if let Some(n) = self.limit_valid_batches {
+            options.limit_valid_batches = Some(n as usize);
+        }
+        options.quiet |= self.quiet;
+    }
+
+    /// `defaults` with the file, flags and `--set`s applied.
+    pub fn resolve<C: Serialize + DeserializeOwned>(&self, defaults: &C) -> Result<C, CliError> {
+        let mut config = serde_json::to_value(defaults).map_err(|e| CliError(e.to_string()))?;
+        if let Some(path) = &self.config {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError(format!("cannot read --config {}: {e}", path.display())))?;
+            let file: Value = serde_json::from_str(&text)
+                .map_err(|e| CliError(format!("--config {} is not JSON: {e}", path.display())))?;
+            // A saved run's config.json keeps the experiment's values under `hyperparameters`.
+            let values = match file {
+                Value::Object(mut map) if map.contains_key("hyperparameters") => {
+                    map.remove("hyperparameters").unwrap_or_default()
+                }
+                other => other,
+            };
+            let Value::Object(values) = values else {
+                return Err(CliError(format!(
+                    "--config {} must hold a JSON object of config keys",
+                    path.display()
+                )));
+            };
+            for (key, value) in values {
+                set(&mut config, &key, value, "--config")?;
+            }
+        }
+        let typed = [
+            ("epochs", self.epochs.map(Value::from), "--epochs"),
+            ("lr", self.lr.map(Value::from), "--lr"),
+            (
+                "batch_size",
+                self.batch_size.map(Value::from),
+                "--batch-size",
+            ),
+            ("seed", self.seed.map(Value::from), "--seed"),
+            ("workers", self.workers.map(Value::from), "--workers"),
+            (
+                "artifacts",
+                self.artifacts
+                    .as_ref()
+                    .map(|p| Value::from(p.to_string_lossy().into_owned())),
+                "--artifacts",
+            ),
+            ("resume", self.resume.clone(), "--resume"),
+        ];
+        for (key, value, flag) in typed {
+            if let Some(value) = value {
+                set(&mut config, key, value, flag)?;
+            }
+        }
+        for assignment in &self.set {
+            let Some((key, text)) = assignment.split_once('=') else {
+                return Err(CliError(format!(
+                    "--set expects KEY=VALUE, got `{assignment}`"
+                )));
+            };
+            // JSON where it parses (numbers, booleans, null, objects), a string otherwise.
+            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::from(text));
+            set(&mut config, key.trim(), value, "--set")?;
+        }
+        serde_path_to_error::deserialize(config).map_err(|e| {
+            CliError(format!(
+                "invalid value for config key `{}`: {}",
+                e.path(),
+                e.inner()
+            ))
+        })
+    }
+}
+
+/// Sets `path` (dot-separated) in `config`; the key must exist.
+fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(), CliError> {
+    let mut node = config;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let Value::Object(map) = node else {
+            return Err(CliError(format!(
+                "{source}: `{path}` goes inside a value that has no keys"
+            )));
+        };
+        if !map.contains_key(part) {
+            return Err(unknown_key(source, path, part, map));
+        }
+        if parts.peek().is_none() {
+            map.insert(part.to_owned(), value);
+            return Ok(());
+        }
+        node = map.get_mut(part).expect("checked above");
+    }
+    Err(CliError(format!("{source}: empty config key")))
+}
+
+fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -> CliError {
+    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+    let place = if path == part {
+        String::new()
+    } else {
+        format!(" (no `{part}` there)")
+    };
+    CliError(format!(
+        "{source}: unknown config key `{path}`{place}; the keys are: {}",
+        keys.join(", ")
+    ))
+}
+
+/// Parses the process's arguments and runs `train` with the resolved config; the exit code is
+/// 0 on success, 2 for a command-line mistake, 130 when interrupted, 1 for any other failure.
+pub fn main<C, F>(defaults: C, train: F) -> ExitCode
+where
+    C: Serialize + DeserializeOwned,
+    F: FnOnce(C, &Args) -> Result<PathBuf, FitError>,
+{
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(err.exit_code().clamp(0, 255) as u8);
+        }
+    };
+    let config = match args.resolve(&defaults) {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.print_config {
+        match serde_json::to_string_pretty(&config) {
+            Ok(json) => {
+                println!("{json}");
+                return ExitCode::SUCCESS;
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    match train(config, &args) {
+        Ok(run_dir) => {
+            if args.fast_dev_run {
+                eprintln!("fast dev run passed: nothing was written");
+            } else if !args.quiet {
+                eprintln!("run directory: {}", run_dir.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err @ FitError::Interrupted { .. }) => {
+            eprintln!("{err}");
+            ExitCode::from(130)
+        }
+        Err(err @ FitError::InvalidOption { .. }) => {
+            eprintln!("error: {err}");
+            ExitCode::from(2)
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Config {
+        epochs: usize,
+        lr: f64,
+        seed: Option<u64>,
+        resume: Option<crate::checkpoint::Resume>,
+        optimizer: Optimizer,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Optimizer {
+        beta_1: f32,
+    }
+
+    fn defaults() -> Config {
+        Config {
+            epochs: 3,
+            lr: 0.1,
+            seed: None,
+            resume: None,
+            optimizer: Optimizer { beta_1: 0.9 },
+        }
+    }
+
+    fn resolve(args: &[&str]) -> Result<Config, String> {
+        let args = Args::try_parse_from(std::iter::once("prog").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        args.resolve(&defaults()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn flags_and_sets_override_the_macro_values() {
+        let config = resolve(&[
+            "--epochs",
+            "5",
+            "--lr",
+            "0.01",
+            "--seed",
+            "7",
+            "--resume",
+            "latest",
+            "--set",
+            "optimizer.beta_1=0.95",
+        ])
+        .unwrap();
+        assert_eq!(config.epochs, 5);
+        assert_eq!(config.lr, 0.01);
+        assert_eq!(config.seed, Some(7));
+        assert_eq!(config.resume, Some(crate::checkpoint::Resume::Latest));
+        assert_eq!(config.optimizer.beta_1, 0.95);
+        let config = resolve(&["--resume", "4"]).unwrap();
+        assert_eq!(config.resume, Some(crate::checkpoint::Resume::Epoch(4)));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let err = resolve(&["--set", "epoch=5"]).unwrap_err();
+        assert!(err.contains("unknown config key `epoch`"), "{err}");
+        assert!(
+            err.contains("the keys are: epochs, lr, seed, resume, optimizer"),
+            "{err}"
+        );
+        let err = resolve(&["--set", "optimizer.beta=0.5"]).unwrap_err();
+        assert!(err.contains("the keys are: beta_1"), "{err}");
+        let err = resolve(&["--set", "epochs=many"]).unwrap_err();
+        assert!(
+            err.contains("invalid value for config key `epochs`"),
+            "{err}"
+        );
+        let err = resolve(&["--resume", "soon"]).unwrap_err();
+        assert!(
+            err.contains("expected `latest` or an epoch number"),
+            "{err}"
+        );
+        let err = resolve(&["--epochs=-1"]).unwrap_err();
+        assert!(err.contains("--epochs"), "{err}");
+        let err = resolve(&["--set", "epochs"]).unwrap_err();
+        assert!(err.contains("--set expects KEY=VALUE"), "{err}");
+    }
+
+    #[test]
+    fn a_saved_config_json_is_read_from_its_hyperparameters() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"name": "x", "epochs": 99, "hyperparameters": {"epochs": 8, "lr": 0.5}}"#,
+        )
+        .unwrap();
+        let config = resolve(&["--config", path.to_str().unwrap(), "--lr", "0.2"]).unwrap();
+        assert_eq!((config.epochs, config.lr), (8, 0.2));
+    }
+
+    #[test]
+    fn fast_dev_run_writes_nothing_and_runs_one_batch() {
+        let args = Args::try_parse_from(["prog", "--fast-dev-run"]).unwrap();
+        let mut options = FitOptions {
+            epochs: 10,
+            ..FitOptions::default()
+        };
+        args.adjust(&mut options);
+        assert_eq!(options.epochs, 1);
+        assert_eq!(options.limit_train_batches, Some(1));
+        assert_eq!(options.limit_valid_batches, Some(1));
+        assert!(!options.write_files);
+    }
+}

@@ -1,0 +1,119 @@
+//! `curves.svg`: one panel per metric, train and valid together, epoch on the x axis.
+
+use plotters::prelude::*;
+
+use crate::history::{History, Split};
+
+const PANEL: (u32, u32) = (480, 320);
+
+/// The SVG text of the curves of every metric in `history`.
+pub(crate) fn curves_svg(history: &History) -> Result<String, String> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for series in history.series() {
+        if !metrics.contains(&series.metric.as_str()) {
+            metrics.push(&series.metric);
+        }
+    }
+    let columns = metrics.len().clamp(1, 2) as u32;
+    let rows = metrics.len().div_ceil(2).max(1) as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (PANEL.0 * columns, PANEL.1 * rows))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let panels = root.split_evenly((rows as usize, columns as usize));
+        for (metric, panel) in metrics.iter().zip(panels.iter()) {
+            draw_panel(panel, history, metric).map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    history: &History,
+    metric: &str,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let curves: Vec<(Split, Vec<(usize, f64)>)> = [Split::Train, Split::Valid]
+        .into_iter()
+        .filter_map(|split| {
+            let points: Vec<(usize, f64)> = history
+                .get(split, metric)?
+                .epochs
+                .iter()
+                .copied()
+                .filter(|(_, v)| v.is_finite())
+                .collect();
+            (!points.is_empty()).then_some((split, points))
+        })
+        .collect();
+    let all = curves.iter().flat_map(|(_, p)| p.iter());
+    let (mut lo, mut hi, mut last) = (f64::INFINITY, f64::NEG_INFINITY, 1usize);
+    for &(epoch, value) in all {
+        lo = lo.min(value);
+        hi = hi.max(value);
+        last = last.max(epoch);
+    }
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-9);
+    let mut chart = ChartBuilder::on(area)
+        .caption(metric, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(50)
+        .build_cartesian_2d(1f64..(last.max(2) as f64), (lo - pad)..(hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_desc("epoch")
+        .x_labels(last.clamp(2, 10))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()?;
+    for (split, points) in curves {
+        let color = match split {
+            Split::Train => BLUE,
+            Split::Valid => RED,
+        };
+        let line = points.iter().map(|&(e, v)| (e as f64, v));
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+            .label(split.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(line.map(|p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_gets_a_panel_with_its_name() {
+        let mut history = History::default();
+        let loss_train = history.declare(Split::Train, "loss", false);
+        let loss_valid = history.declare(Split::Valid, "loss", false);
+        let acc = history.declare(Split::Valid, "accuracy", true);
+        for epoch in 1..=3 {
+            history.record_epoch(loss_train, epoch, 1.0 / epoch as f64);
+            history.record_epoch(loss_valid, epoch, 1.2 / epoch as f64);
+            history.record_epoch(acc, epoch, 50.0 + epoch as f64);
+        }
+        let svg = curves_svg(&history).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..60]);
+        // plotters writes each label on a line of its own inside <text>.
+        for label in ["loss", "accuracy", "train", "valid", "epoch"] {
+            assert!(
+                svg.contains(&format!("\n{label}\n</text>")),
+                "no label {label}"
+            );
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! A resumable experiment. Each epoch ends with a checkpoint in
+//! `artifacts/resumable/checkpoint/`; kill the training process at any moment (Ctrl-C finishes
+//! the step first) and start it again: it continues after the newest intact checkpoint and
+//! reaches the same weights as an uninterrupted run.
+//!
+//! - `cargo run -p checkpointing --bin train` trains (all of `<Name>::cli()`'s flags apply);
+//! - `cargo run -p checkpointing --bin evaluate` loads the best epoch by validation loss and
+//!   measures it on a held-out test set.
+
+use burn::train::ClassificationOutput;
+use dsl_runtime::prelude::*;
+use seed::{Batch, Mlp, SampleBatcher, samples};
+
+training! {
+    /// The seed classification task, shuffled, on Adam, resumable.
+    name: Resumable,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+        shuffle: 7,
+    },
+    optimizer: adam(lr = 1e-2),
+    epochs: 40,
+    metrics: [train.loss, valid.loss, valid.accuracy],
+    checkpoint: keep_last(2) | best(valid.loss),
+    resume: latest,
+}

@@ -1,0 +1,172 @@
+//! The example's command line (`ThreeClass::cli()`), run as a user would.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_classification");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the example runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn mistakes_name_the_key_and_exit_2() {
+    let out = run(&["--set", "epoch=5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown config key `epoch`; the keys are: epochs, batch_size"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["--epochs", "abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value 'abc' for '--epochs"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["--set", "lr=fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value for config key `lr`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["--resume", "latest", "--set", "checkpoint=null"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`resume`"), "{}", stderr(&out));
+}
+
+#[test]
+fn print_config_shows_the_resolved_values_and_a_saved_config_replays_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&[
+        "--print-config",
+        "--epochs",
+        "2",
+        "--lr",
+        "0.05",
+        "--artifacts",
+        artifacts,
+    ]);
+    assert!(out.status.success());
+    let config: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(config["epochs"], 2);
+    assert_eq!(config["lr"], 0.05);
+    assert_eq!(config["batch_size"], 16);
+
+    let out = run(&[
+        "--epochs",
+        "2",
+        "--lr",
+        "0.05",
+        "--artifacts",
+        artifacts,
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let saved = dir.path().join("three_class/config.json");
+    let out = run(&["--config", saved.to_str().unwrap(), "--print-config"]);
+    let replayed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed, config);
+}
+
+#[test]
+fn a_run_leaves_a_plot_naming_every_metric_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["--epochs", "2", "--artifacts", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run_dir = dir.path().join("three_class");
+    let svg = std::fs::read_to_string(run_dir.join("curves.svg")).unwrap();
+    for label in ["loss", "accuracy", "train", "valid", "epoch"] {
+        assert!(
+            svg.contains(&format!("\n{label}\n</text>")),
+            "no {label} in the plot"
+        );
+    }
+    let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
+    assert!(summary.contains("| valid | accuracy |"), "{summary}");
+    // Off a terminal: one plain line per epoch with every metric, no bar.
+    let lines: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("epoch "))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", stderr(&out));
+    assert!(lines[1].contains("train.loss") && lines[1].contains("valid.accuracy"));
+}
+
+#[test]
+fn fast_dev_run_trains_one_batch_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "--fast-dev-run",
+        "--artifacts",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("fast dev run passed"));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "files were written"
+    );
+    assert!(!Path::new(&dir.path().join("three_class")).exists());
+}
+
+#[test]
+fn limit_flags_cut_epochs_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--epochs",
+        "1",
+        "--limit-train-batches",
+        "2",
+        "--limit-valid-batches",
+        "1",
+    ];
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--artifacts", dir.path().to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.path().join("three_class/metrics.csv")).unwrap();
+    let steps = csv
+        .lines()
+        .filter(|l| l.contains(",train,loss,") && !l.starts_with(','))
+        .count();
+    assert_eq!(steps, 2, "{csv}");
+}
+
+#[test]
+fn on_a_terminal_a_progress_bar_shows_rate_eta_and_running_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    // `script` gives the example a pseudo-terminal, as an interactive shell would.
+    let command = format!(
+        "{BIN} --epochs 2 --artifacts {}",
+        dir.path().to_str().unwrap()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("`script` (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for part in [
+        "epoch 1/2 [",
+        " it/s",
+        " eta ",
+        " loss ",
+        "epoch 2/2  train.loss",
+    ] {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+}
