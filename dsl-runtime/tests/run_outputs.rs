@@ -73,8 +73,13 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
     assert_eq!(config["epochs"], 3);
     assert_eq!(config["batch_size"], 16);
     assert_eq!(config["metrics"]["valid"][0], "accuracy");
-    // One run, two files: no per-metric or per-epoch files.
-    assert_eq!(std::fs::read_dir(&report.run_dir).unwrap().count(), 2);
+    // Four files per run, whatever the number of metrics and epochs.
+    let mut files: Vec<String> = std::fs::read_dir(&report.run_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["config.json", "curves.svg", "metrics.csv", "summary.md"]);
 }
 
 #[test]
