@@ -8,8 +8,10 @@
 //! `DSL_MACROS_DEBUG=1` to print each expansion on stderr at build time.
 
 mod ast;
+mod batch;
 mod errors;
 mod expand;
+mod output;
 mod parse;
 mod validate;
 
@@ -38,6 +40,21 @@ fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream 
         eprintln!("{output}");
     }
     output
+}
+
+/// Generates `<Name>Batch` and `<Name>Batcher` for a sample struct; see `dsl_runtime`'s docs.
+#[proc_macro_derive(Batch)]
+pub fn derive_batch(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    batch::derive(input).into()
+}
+
+/// Makes a custom output struct trainable and metric-ready (`#[loss]`, `#[logits]`,
+/// `#[targets]` fields); see `dsl_runtime`'s docs.
+#[proc_macro_derive(StepOutput, attributes(loss, logits, targets))]
+pub fn derive_step_output(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    output::derive(input).into()
 }
 
 #[cfg(test)]

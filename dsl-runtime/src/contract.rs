@@ -10,8 +10,8 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::tensor::{Device, Tensor};
-use burn::train::metric::{Adaptor, Metric, Numeric};
+use burn::tensor::{Device, Int, Tensor};
+use burn::train::metric::{Adaptor, ConfusionStatsInput, Metric, Numeric};
 use burn::train::{
     ClassificationOutput, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
     SequenceOutput, TrainOutput,
@@ -121,4 +121,11 @@ impl<I, B> Batcher<I, B> for SharedBatcher<I, B> {
 pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutput<O> {
     let grads = output.loss().backward();
     TrainOutput::new(model, grads, output)
+}
+
+/// Burn's confusion-statistics input for logits and class indices, as Burn builds it for
+/// `ClassificationOutput` (one-hot targets), for `#[derive(StepOutput)]` outputs.
+pub fn confusion_input(logits: Tensor<2>, targets: Tensor<1, Int>) -> ConfusionStatsInput {
+    let [_, classes] = logits.dims();
+    ConfusionStatsInput::new(logits, targets.one_hot(classes).bool())
 }

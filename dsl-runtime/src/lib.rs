@@ -72,16 +72,17 @@ pub mod metric;
 pub mod output;
 pub mod spec;
 
-pub use dsl_macros::training;
+pub use dsl_macros::{Batch, StepOutput, training};
 pub use fit::{Data, Fit, FitError, FitOptions, FitReport};
 pub use history::{History, Series, Split};
 
 /// What an experiment file needs in scope.
 pub mod prelude {
+    pub use crate::evaluate::Evaluation;
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::{History, Split};
     pub use crate::metric;
-    pub use crate::training;
+    pub use crate::{Batch, StepOutput, training};
 }
 
 /// What `training!` expansions name; not a stable API.
@@ -89,7 +90,9 @@ pub mod prelude {
 pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
-    pub use crate::contract::{BatchesInto, Checked, Feeds, train_output};
+    pub use crate::contract::{
+        BatchesInto, Checked, Feeds, StepOutput, confusion_input, train_output,
+    };
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::Split;

@@ -79,7 +79,10 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    assert_eq!(files, ["config.json", "curves.svg", "metrics.csv", "summary.md"]);
+    assert_eq!(
+        files,
+        ["config.json", "curves.svg", "metrics.csv", "summary.md"]
+    );
 }
 
 #[test]

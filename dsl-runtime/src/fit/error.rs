@@ -18,6 +18,9 @@ pub enum FitError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A dataset could not be loaded (from a file, a database, ...).
+    #[error("cannot load the dataset: {0}")]
+    Dataset(String),
     /// A split has no sample.
     #[error("the {split} dataset is empty: give it at least one sample")]
     EmptyDataset {
@@ -96,4 +99,11 @@ pub enum FitError {
         /// The offending loss value.
         value: f32,
     },
+}
+
+impl FitError {
+    /// A dataset loading failure, for `?` in the dataset expressions of `training!`.
+    pub fn dataset(error: impl std::fmt::Display) -> Self {
+        FitError::Dataset(error.to_string())
+    }
 }

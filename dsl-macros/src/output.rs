@@ -1,0 +1,174 @@
+//! `#[derive(StepOutput)]`: a custom step output that trains and feeds metrics.
+//!
+//! Fields marked `#[loss]` (a `Tensor<1>`), `#[logits]` (`Tensor<2>`, `[batch, classes]`) and
+//! `#[targets]` become: Burn's `ItemLazy` (sync: the marked tensors leave the autodiff graph),
+//! the runtime's `StepOutput` (the loss to back-propagate), the loss adaptors, and, when the
+//! targets are class indices (`Tensor<1, Int>`) beside logits, the adaptors of accuracy, top-k,
+//! perplexity, precision, recall, F-beta and AUROC, so `training!` checks metrics on custom
+//! outputs at compile time exactly as on Burn's.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+use crate::errors::Errors;
+
+const ROLES: [&str; 3] = ["loss", "logits", "targets"];
+
+/// Whether `ty` is written `Tensor<1, Int>` (class indices).
+fn is_class_indices(ty: &Type) -> bool {
+    let Type::Path(path) = ty else { return false };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    let args: Vec<String> = args
+        .args
+        .iter()
+        .map(|a| quote!(#a).to_string().replace(' ', ""))
+        .collect();
+    last.ident == "Tensor" && args.len() == 2 && args[0] == "1" && args[1].ends_with("Int")
+}
+
+pub fn derive(input: DeriveInput) -> TokenStream {
+    let mut errors = Errors::new();
+    let name = &input.ident;
+    let mut roles: [Option<(Ident, Type)>; 3] = [None, None, None];
+    match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(fields) => {
+                for field in &fields.named {
+                    let ident = field.ident.clone().expect("named");
+                    let marks: Vec<usize> = field
+                        .attrs
+                        .iter()
+                        .filter_map(|a| ROLES.iter().position(|r| a.path().is_ident(r)))
+                        .collect();
+                    match marks.as_slice() {
+                        [] => {}
+                        [role] => {
+                            if roles[*role].is_some() {
+                                errors.push(syn::Error::new(
+                                    ident.span(),
+                                    format!(
+                                        "a second `#[{}]` field\nhelp: mark exactly one field `#[{}]`",
+                                        ROLES[*role], ROLES[*role]
+                                    ),
+                                ));
+                            }
+                            roles[*role] = Some((ident, field.ty.clone()));
+                        }
+                        _ => errors.push(syn::Error::new(
+                            ident.span(),
+                            "a field can play only one role\nhelp: keep one of `#[loss]`, `#[logits]`, `#[targets]`",
+                        )),
+                    }
+                }
+            }
+            _ => errors.push(syn::Error::new(
+                name.span(),
+                "`StepOutput` needs a struct with named fields\nhelp: write `struct Output { #[loss] loss: Tensor<1>, .. }`",
+            )),
+        },
+        _ => errors.push(syn::Error::new(
+            name.span(),
+            "`StepOutput` can only be derived for a struct\nhelp: write `struct Output { #[loss] loss: Tensor<1>, .. }`",
+        )),
+    }
+    let [loss, logits, targets] = roles;
+    if loss.is_none() && matches!(input.data, Data::Struct(_)) {
+        errors.push(syn::Error::new(
+            name.span(),
+            "a step output needs its loss\nhelp: mark the `Tensor<1>` loss field `#[loss]`",
+        ));
+    }
+    if logits.is_some() != targets.is_some() {
+        let (present, missing) = if logits.is_some() {
+            (&logits, "targets")
+        } else {
+            (&targets, "logits")
+        };
+        let span = present.as_ref().map_or(name.span(), |(i, _)| i.span());
+        errors.push(syn::Error::new(
+            span,
+            format!("`#[logits]` and `#[targets]` go together\nhelp: mark the {missing} field `#[{missing}]`, or remove this mark"),
+        ));
+    }
+    if let Some(errors) = errors.finish() {
+        return errors;
+    }
+    let (loss, _) = loss.expect("checked");
+    let rt = quote!(::dsl_runtime::__private);
+    let metric = quote!(#rt::burn::train::metric);
+    let marked: Vec<&Ident> = [
+        Some(&loss),
+        logits.as_ref().map(|l| &l.0),
+        targets.as_ref().map(|t| &t.0),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let samples = match (&targets, &logits) {
+        (Some((t, _)), _) => quote!(self.#t.dims()[0]),
+        (None, Some((l, _))) => quote!(self.#l.dims()[0]),
+        (None, None) => quote!(self.#loss.dims()[0]),
+    };
+    let classification = match (&logits, &targets) {
+        (Some((logits, _)), Some((targets, ty))) if is_class_indices(ty) => quote! {
+            impl #metric::Adaptor<#metric::AccuracyInput> for #name {
+                fn adapt(&self) -> #metric::AccuracyInput {
+                    #metric::AccuracyInput::new(self.#logits.clone(), self.#targets.clone())
+                }
+            }
+            impl #metric::Adaptor<#metric::TopKAccuracyInput> for #name {
+                fn adapt(&self) -> #metric::TopKAccuracyInput {
+                    #metric::TopKAccuracyInput::new(self.#logits.clone(), self.#targets.clone())
+                }
+            }
+            impl #metric::Adaptor<#metric::PerplexityInput> for #name {
+                fn adapt(&self) -> #metric::PerplexityInput {
+                    #metric::PerplexityInput::new(self.#logits.clone(), self.#targets.clone())
+                }
+            }
+            impl #metric::Adaptor<#metric::ConfusionStatsInput> for #name {
+                fn adapt(&self) -> #metric::ConfusionStatsInput {
+                    #rt::confusion_input(self.#logits.clone(), self.#targets.clone())
+                }
+            }
+        },
+        _ => quote!(),
+    };
+    quote! {
+        impl #rt::burn::train::ItemLazy for #name {
+            fn sync(self) -> ::core::result::Result<Self, #rt::burn::tensor::ExecutionError> {
+                self.#loss.device().flush()?;
+                ::core::result::Result::Ok(Self {
+                    #(#marked: self.#marked.without_autodiff(),)*
+                    ..self
+                })
+            }
+        }
+
+        impl #rt::StepOutput for #name {
+            fn loss(&self) -> #rt::burn::tensor::Tensor<1> {
+                self.#loss.clone()
+            }
+        }
+
+        impl #metric::Adaptor<#rt::metric::SampleLossInput> for #name {
+            fn adapt(&self) -> #rt::metric::SampleLossInput {
+                #rt::metric::SampleLossInput { loss: self.#loss.clone(), samples: #samples }
+            }
+        }
+
+        impl #metric::Adaptor<#metric::LossInput> for #name {
+            fn adapt(&self) -> #metric::LossInput {
+                #metric::LossInput::new(self.#loss.clone())
+            }
+        }
+
+        #classification
+    }
+}
