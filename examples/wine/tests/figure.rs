@@ -33,8 +33,7 @@ fn validation_accuracy_beats_the_majority_class_baseline() {
     let metrics = std::fs::read_to_string(dir.path().join("wine/metrics.csv")).unwrap();
     let accuracy: f64 = metrics
         .lines()
-        .filter(|l| l.starts_with(',') && l.contains(",valid,accuracy,"))
-        .last()
+        .rfind(|l| l.starts_with(',') && l.contains(",valid,accuracy,"))
         .and_then(|l| l.rsplit(',').next())
         .and_then(|v| v.parse().ok())
         .expect("a final validation accuracy");
