@@ -1,11 +1,13 @@
 //! The parsed experiment. Every value keeps the user's tokens so errors can point at them.
 
 use proc_macro2::Span;
-use syn::{Attribute, Expr, Ident, LitStr, Pat, Type};
+use syn::{Attribute, Expr, Ident, LitStr, Pat, Type, Visibility};
 
 /// One `training! { .. }` invocation, keys that were absent left `None`.
 pub struct Experiment {
     pub docs: Vec<Attribute>,
+    /// Visibility written before the name (`name: pub Resumable`); private by default.
+    pub vis: Visibility,
     pub name: Option<Ident>,
     pub model: Option<Model>,
     pub step: Option<Step>,
@@ -33,6 +35,7 @@ impl Default for Experiment {
     fn default() -> Self {
         Self {
             docs: Vec::new(),
+            vis: Visibility::Inherited,
             name: None,
             model: None,
             step: None,

@@ -15,6 +15,12 @@ pub fn expand(exp: &Experiment) -> TokenStream {
     let step = exp.step.as_ref().expect("validated");
     let loader = exp.loader.as_ref().expect("validated");
     let docs = &exp.docs;
+    let vis = &exp.vis;
+    // Items of the hidden module are visible where the experiment is.
+    let inner_vis = match vis {
+        syn::Visibility::Inherited => quote!(pub(super)),
+        other => quote!(#other),
+    };
 
     let snake = snake_case(&name.to_string());
     let config_name = format_ident!("{}Config", name);
@@ -96,12 +102,12 @@ pub fn expand(exp: &Experiment) -> TokenStream {
     quote! {
         #(#docs)*
         #[derive(Clone, Copy, Debug)]
-        pub struct #name;
+        #vis struct #name;
 
         #[doc = #config_doc]
         #[derive(Clone, Debug, PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
         #[serde(crate = "::dsl_runtime::__private::serde", default, deny_unknown_fields)]
-        pub struct #config_name {
+        #vis struct #config_name {
             #config_fields
         }
 
@@ -119,12 +125,12 @@ pub fn expand(exp: &Experiment) -> TokenStream {
 
             #[doc = #model_doc]
             #[derive(burn::module::Module, Debug)]
-            pub struct #model_name {
+            #inner_vis struct #model_name {
                 /// The user's model.
                 pub model: #model_ty,
             }
 
-            pub type StepOutput = #output_ty;
+            #inner_vis type StepOutput = #output_ty;
 
             fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty #body
 
@@ -148,7 +154,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
             }
 
         }
-        pub use #module::#model_name;
+        #vis use #module::#model_name;
 
         impl #name {
             /// The config with the values written in `training!`.

@@ -149,7 +149,10 @@ fn top_level(
     errors: &mut Errors,
 ) -> syn::Result<()> {
     match key.to_string().as_str() {
-        "name" => exp.name = Some(input.parse()?),
+        "name" => {
+            exp.vis = input.parse()?;
+            exp.name = Some(input.parse()?);
+        }
         "model" => exp.model = Some(model(input)?),
         "step" => exp.step = Some(step(input)?),
         "loader" => exp.loader = Some(loader(input, errors)?),

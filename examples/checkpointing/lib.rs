@@ -13,7 +13,7 @@ use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {
     /// The seed classification task, shuffled, on Adam, resumable.
-    name: Resumable,
+    name: pub Resumable,
     model: Mlp = Mlp::new(3, device),
     step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
     loader: {

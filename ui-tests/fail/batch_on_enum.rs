@@ -1,0 +1,12 @@
+// A rejected derive expands to errors only, leaving the imports unused.
+#![allow(unused_imports)]
+
+use burn::tensor::{Int, Tensor};
+use dsl_runtime::prelude::*;
+
+#[derive(Clone, Batch)]
+enum Sample {
+    A(f32),
+}
+
+fn main() {}
