@@ -23,11 +23,22 @@
 //! from `step`, so two experiments may train the same model type. Runnable examples:
 //! `examples/classification`, `examples/regression`. Invoke `training!` at module level.
 //!
+//! `ThreeClass::cli()` is a complete `main`: `--epochs`, `--lr`, `--batch-size`, `--seed`,
+//! `--workers`, `--artifacts DIR`, `--resume latest|N`, `--config run.json`, `--set key=value`,
+//! `--print-config`, `--fast-dev-run`, `--limit-train-batches N`, `--limit-valid-batches N`,
+//! `--quiet` (see [`cli::Args`]).
+//!
+//! Two derives remove the remaining boilerplate: `#[derive(Batch)]` on a sample struct writes
+//! `<Sample>Batch` and `<Sample>Batcher` (fields of `f32`/`f64`, integer class indices, fixed
+//! arrays of them, `Vec<f32>`); `#[derive(StepOutput)]` on an output struct with `#[loss]`,
+//! `#[logits]`, `#[targets]` fields writes Burn's `ItemLazy`, the loss and (for class-index
+//! targets) classification metric adaptors, so `training!` checks its metrics like Burn's outputs.
+//!
 //! ## Keys
 //!
 //! | key | required | form | default |
 //! |-----|----------|------|---------|
-//! | `name` | yes | a type name; the run directory is its snake_case | |
+//! | `name` | yes | a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case | private items |
 //! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
 //! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
 //! | `loader` | yes | `{ train, valid, batcher, batch_size, shuffle, workers }`: two Burn datasets, a Burn batcher whose output is the step's batch | `shuffle`: dataset order; `workers`: 0 |
