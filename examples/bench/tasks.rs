@@ -1,0 +1,118 @@
+//! The benchmark tasks: their data, models and batchers.
+
+use std::time::Duration;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::InMemDataset;
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::{Linear, LinearConfig, Relu};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::train::ClassificationOutput;
+
+/// Features of the synthetic medium task.
+pub const FEATURES: usize = 784;
+/// Classes of the synthetic medium task.
+pub const CLASSES: usize = 10;
+
+/// One sample of the medium task.
+#[derive(Clone, Debug)]
+pub struct Digit {
+    pub x: Vec<f32>,
+    pub class: i64,
+}
+
+/// A deterministic pseudo-random value in [-1, 1) from two indices (SplitMix64), so every
+/// process and variant builds the same data without a RNG crate.
+fn noise(a: u64, b: u64) -> f32 {
+    let mut z = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_add(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+/// Samples `range` of the medium task: class `k % 10`, features a class centroid plus noise.
+pub fn digits(range: std::ops::Range<usize>) -> InMemDataset<Digit> {
+    InMemDataset::new(
+        range
+            .map(|k| {
+                let class = k % CLASSES;
+                let x = (0..FEATURES)
+                    .map(|j| {
+                        0.5 * noise(class as u64, j as u64) + noise(k as u64, 1_000_000 + j as u64)
+                    })
+                    .collect();
+                Digit {
+                    x,
+                    class: class as i64,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The medium task's batch.
+#[derive(Clone, Debug)]
+pub struct DigitBatch {
+    pub x: Tensor<2>,
+    pub classes: Tensor<1, Int>,
+}
+
+/// Stacks digits; with `cost` set it also spends that long per batch, as a decoding or
+/// augmenting batcher would.
+#[derive(Clone, Debug, Default)]
+pub struct DigitBatcher {
+    pub cost: Option<Duration>,
+}
+
+impl Batcher<Digit, DigitBatch> for DigitBatcher {
+    fn batch(&self, items: Vec<Digit>, device: &Device) -> DigitBatch {
+        if let Some(cost) = self.cost {
+            let start = std::time::Instant::now();
+            // Busy work, not sleep: a real batcher keeps a core busy.
+            while start.elapsed() < cost {
+                std::hint::spin_loop();
+            }
+        }
+        let n = items.len();
+        let xs: Vec<f32> = items.iter().flat_map(|d| d.x.iter().copied()).collect();
+        let classes: Vec<i64> = items.iter().map(|d| d.class).collect();
+        DigitBatch {
+            x: Tensor::from_data(TensorData::new(xs, [n, FEATURES]), device),
+            classes: Tensor::from_data(TensorData::new(classes, [n]), device),
+        }
+    }
+}
+
+/// MLP 784 → 256 → 10.
+#[derive(Module, Debug)]
+pub struct Medium {
+    fc1: Linear,
+    act: Relu,
+    fc2: Linear,
+}
+
+impl Medium {
+    /// The same initial weights in every process.
+    pub fn new(device: &Device) -> Self {
+        device.seed(42);
+        let model = Self {
+            fc1: LinearConfig::new(FEATURES, 256).init(device),
+            act: Relu::new(),
+            fc2: LinearConfig::new(256, CLASSES).init(device),
+        };
+        let record = model.clone().into_record();
+        model.load_record(record)
+    }
+
+    pub fn forward_classification(&self, batch: DigitBatch) -> ClassificationOutput {
+        let logits = self
+            .fc2
+            .forward(self.act.forward(self.fc1.forward(batch.x)));
+        let loss = CrossEntropyLossConfig::new()
+            .init(&logits.device())
+            .forward(logits.clone(), batch.classes.clone());
+        ClassificationOutput::new(loss, logits, batch.classes)
+    }
+}
