@@ -168,3 +168,36 @@ fn run_directories_are_snake_case() {
     assert_eq!(crate::expand::snake_case("ThreeClass"), "three_class");
     assert_eq!(crate::expand::snake_case("Wine"), "wine");
 }
+
+#[test]
+fn expansion_time_of_the_largest_pass_case() {
+    // The `ui-tests/pass/full.rs` invocation: every key. Timed, not asserted on time (timings
+    // belong in benchmarks); asserted to expand without error.
+    let full = minimal(quote! {
+        lr_schedule: warm_up(steps = 2, then = cosine(min = 1e-4)),
+        metrics: [
+            train.loss, train.lr, valid.loss, valid.accuracy, valid.top_k(2), valid.precision,
+            valid.recall, valid.f1, valid.fbeta(0.5), valid.auroc, valid.perplexity,
+        ],
+        checkpoint: keep_last(2) | best(valid.loss) | every(5),
+        early_stopping: patience(3, valid.accuracy, min_delta = 0.5),
+        grad_accumulation: 2,
+        grad_clip: norm(1.0),
+        seed: 42,
+        artifacts: "runs",
+        resume: latest,
+    });
+    let mut times: Vec<std::time::Duration> = (0..50)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            let out = crate::expand_training(full.clone());
+            assert!(!out.to_string().contains("compile_error"), "{out}");
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    println!(
+        "expansion of the full case: median {:?}",
+        times[times.len() / 2]
+    );
+}

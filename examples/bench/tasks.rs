@@ -59,21 +59,25 @@ pub struct DigitBatch {
     pub classes: Tensor<1, Int>,
 }
 
-/// Stacks digits; with `cost` set it also spends that long per batch, as a decoding or
-/// augmenting batcher would.
+/// Stacks digits; with `cost` set it also spends that long per batch: busy, as a decoding or
+/// augmenting batcher would, or waiting (`io`), as one reading from disk or network would.
 #[derive(Clone, Debug, Default)]
 pub struct DigitBatcher {
     pub cost: Option<Duration>,
+    pub io: bool,
 }
 
 impl Batcher<Digit, DigitBatch> for DigitBatcher {
     fn batch(&self, items: Vec<Digit>, device: &Device) -> DigitBatch {
-        if let Some(cost) = self.cost {
-            let start = std::time::Instant::now();
-            // Busy work, not sleep: a real batcher keeps a core busy.
-            while start.elapsed() < cost {
-                std::hint::spin_loop();
+        match self.cost {
+            Some(cost) if self.io => std::thread::sleep(cost),
+            Some(cost) => {
+                let start = std::time::Instant::now();
+                while start.elapsed() < cost {
+                    std::hint::spin_loop();
+                }
             }
+            None => {}
         }
         let n = items.len();
         let xs: Vec<f32> = items.iter().flat_map(|d| d.x.iter().copied()).collect();

@@ -252,16 +252,23 @@ impl CheckpointDir {
         let thread = std::thread::Builder::new()
             .name("dsl-checkpoint".to_owned())
             .spawn(move || {
-                for job in rx {
-                    // After a failure nothing more is written or deleted: an older epoch must
-                    // not be removed when the newer one may be incomplete.
-                    if failed.lock().map(|e| e.is_some()).unwrap_or(true) {
-                        continue;
-                    }
-                    if let Err(err) = dir.run(job)
-                        && let Ok(mut slot) = failed.lock()
-                    {
-                        *slot = Some(err);
+                while let Ok(first) = rx.recv() {
+                    // Everything queued so far, minus epochs that are written and deleted again
+                    // within it: when epochs are shorter than a write, the writer skips the
+                    // checkpoints nobody would keep instead of falling further behind.
+                    let mut jobs = vec![first];
+                    jobs.extend(rx.try_iter());
+                    for job in coalesce(jobs) {
+                        // After a failure nothing more is written or deleted: an older epoch
+                        // must not be removed when the newer one may be incomplete.
+                        if failed.lock().map(|e| e.is_some()).unwrap_or(true) {
+                            break;
+                        }
+                        if let Err(err) = dir.run(job)
+                            && let Ok(mut slot) = failed.lock()
+                        {
+                            *slot = Some(err);
+                        }
                     }
                 }
             })
@@ -302,6 +309,31 @@ impl CheckpointDir {
             }
         }
     }
+}
+
+/// Drops each `Write(e)` that a later `Delete(e)` in the same batch undoes, and that delete.
+fn coalesce(jobs: Vec<Job>) -> Vec<Job> {
+    let deleted: Vec<usize> = jobs
+        .iter()
+        .filter_map(|job| match job {
+            Job::Delete(epoch) => Some(*epoch),
+            Job::Write { .. } => None,
+        })
+        .collect();
+    let written: Vec<usize> = jobs
+        .iter()
+        .filter_map(|job| match job {
+            Job::Write { epoch, .. } => Some(*epoch),
+            Job::Delete(_) => None,
+        })
+        .collect();
+    jobs.into_iter()
+        .filter(|job| match job {
+            Job::Write { epoch, .. } | Job::Delete(epoch) => {
+                !(written.contains(epoch) && deleted.contains(epoch))
+            }
+        })
+        .collect()
 }
 
 enum Job {
@@ -398,5 +430,38 @@ impl Drop for Writer {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Job, coalesce};
+
+    fn write(epoch: usize) -> Job {
+        Job::Write {
+            epoch,
+            records: Vec::new(),
+            state: Vec::new(),
+        }
+    }
+
+    fn epochs(jobs: &[Job]) -> Vec<String> {
+        jobs.iter()
+            .map(|j| match j {
+                Job::Write { epoch, .. } => format!("w{epoch}"),
+                Job::Delete(epoch) => format!("d{epoch}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_write_deleted_in_the_same_batch_is_skipped() {
+        let jobs = vec![write(3), Job::Delete(1), write(4), Job::Delete(3), write(5)];
+        assert_eq!(epochs(&coalesce(jobs)), ["d1", "w4", "w5"]);
+        // A delete of an epoch written in an earlier batch stays.
+        assert_eq!(
+            epochs(&coalesce(vec![Job::Delete(2), write(4)])),
+            ["d2", "w4"]
+        );
     }
 }

@@ -78,9 +78,10 @@ impl Metric for SampleLoss {
         };
         self.last = loss.try_into_scalar::<f32>()?;
         self.state.update(f64::from(self.last), input.samples);
-        Ok(self
-            .state
-            .compute_update(FormatOptions::new(self.name()).precision(4)))
+        // Burn's metrics format a display string on every update for its renderers. The fit
+        // loop reads values, not strings, and on small models that formatting was a visible
+        // share of each step (see the README's benchmark notes), so the per-step entry is empty.
+        Ok(SerializedEntry::new(String::new(), String::new()))
     }
 
     fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {

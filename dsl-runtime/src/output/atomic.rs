@@ -6,7 +6,20 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced and renamed
 /// over the target, then syncs the directory so the rename itself survives a power loss.
+/// For checkpoints, which a resumed run must be able to trust.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed over the target, without fsync:
+/// a killed process still leaves the old or the new file, never half of one, and only a power
+/// loss can lose the last version. For files a run can rebuild (config, summary, plot), where
+/// an fsync per file would cost more than the file is worth.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace(path, bytes, false)
+}
+
+fn replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -19,10 +32,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if durable {
+            file.sync_data()?;
+        }
         std::fs::rename(&tmp, path)?;
         // Directory fsync is how POSIX persists a rename; not every platform allows opening one.
-        if let Ok(dir) = File::open(dir) {
+        if durable && let Ok(dir) = File::open(dir) {
             let _ = dir.sync_all();
         }
         Ok(())

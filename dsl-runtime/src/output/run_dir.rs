@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::atomic::write_atomic;
+use super::atomic::replace_file;
 use crate::history::Split;
 
 /// An open run directory; a disabled one (a smoke test) writes nothing.
@@ -31,7 +31,7 @@ impl RunDir {
     ) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
         let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
-        write_atomic(&path.join("config.json"), &json)?;
+        replace_file(&path.join("config.json"), &json)?;
         let csv_path = path.join("metrics.csv");
         let fresh = done == 0 || !csv_path.exists();
         if !fresh {
@@ -45,7 +45,7 @@ impl RunDir {
                 })
                 .map(|line| format!("{line}\n"))
                 .collect();
-            write_atomic(&csv_path, kept.as_bytes())?;
+            replace_file(&csv_path, kept.as_bytes())?;
         }
         let file = OpenOptions::new()
             .create(true)
@@ -79,7 +79,7 @@ impl RunDir {
     /// Writes `name` in the run directory atomically (`summary.md`, `curves.svg`).
     pub(crate) fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         if self.enabled() {
-            write_atomic(&self.path.join(name), bytes)?;
+            replace_file(&self.path.join(name), bytes)?;
         }
         Ok(())
     }
