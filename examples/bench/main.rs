@@ -1,7 +1,7 @@
 //! Benchmark harness: (a) a hand-written Burn loop, (b) our `training!` experiment and (c) Burn's
 //! `SupervisedTraining` (CliMetricsRenderer, default checkpointers), side by side.
 //!
-//! `cargo run --release -p bench -- [--iterations N] [--tasks small,small-long,medium,loader-bound]`
+//! `cargo run --release -p bench --bin bench -- [--iterations N] [--tasks small,small-long,medium,loader-bound]`
 //!
 //! Every measurement is a child process of its own (one task, one variant), and variants
 //! alternate within each iteration, so slow drifts of the machine hit all of them alike. A child
