@@ -24,11 +24,25 @@ pub struct Experiment {
     pub seed: Option<Number>,
     pub artifacts: Option<LitStr>,
     pub resume: Option<ResumeFrom>,
+    /// `engine: ours | burn`.
+    pub engine: Option<Ident>,
+    /// `strategy: single | multi | ddp`.
+    pub strategy: Option<Ident>,
+    /// `devices: N`.
+    pub devices: Option<Number>,
     /// Keys written by the user, including those whose value was rejected: a rejected value
     /// is not also reported as a missing key.
     pub given: Vec<String>,
     /// Span of the whole invocation, for "missing key" errors.
     pub span: Span,
+}
+
+impl Experiment {
+    /// Whether the experiment can run on Burn's engine (one of its keys is present); only then
+    /// is that path generated, since Burn's loaders ask more of the data types (`Debug`).
+    pub fn has_burn_engine(&self) -> bool {
+        self.engine.is_some() || self.strategy.is_some() || self.devices.is_some()
+    }
 }
 
 impl Default for Experiment {
@@ -52,6 +66,9 @@ impl Default for Experiment {
             seed: None,
             artifacts: None,
             resume: None,
+            engine: None,
+            strategy: None,
+            devices: None,
             given: Vec::new(),
             span: Span::call_site(),
         }

@@ -66,6 +66,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         })
         .collect();
     let best_watch = best_watch(exp);
+    let burn_path = burn_path(exp, &model_name);
     let Model { ty: model_ty, init } = model;
     let Step {
         model_pat,
@@ -288,6 +289,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                         ..#rt::FitOptions::default()
                     };
                 adjust(&mut options);
+                #burn_path
                 #rt::Fit::new(#model_name { model }, optimizer, lr_schedule)
                     .options(options)
                     .hyperparameters(&config)
@@ -532,6 +534,31 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         }
         None => quote!(::core::option::Option::None),
     };
+    let (engine_fields, engine_defaults) = if exp.has_burn_engine() {
+        let engine = match &exp.engine {
+            Some(e) if e == "burn" => quote!(#rt::engine::Engine::Burn),
+            _ => quote!(#rt::engine::Engine::Ours),
+        };
+        let strategy = match exp.strategy.as_ref().map(ToString::to_string).as_deref() {
+            Some("multi") => quote!(#rt::engine::Strategy::Multi),
+            Some("ddp") => quote!(#rt::engine::Strategy::Ddp),
+            _ => quote!(#rt::engine::Strategy::Single),
+        };
+        let devices = exp.devices.as_ref().map_or(1, Number::as_usize);
+        (
+            quote! {
+                /// `ours` (our fit loop) or `burn` (Burn's `SupervisedTraining`).
+                pub engine: #rt::engine::Engine,
+                /// Burn's execution strategy: `single`, `multi` or `ddp`.
+                pub strategy: #rt::engine::Strategy,
+                /// Number of devices; more than one runs on Burn's engine.
+                pub devices: usize,
+            },
+            quote!(engine: #engine, strategy: #strategy, devices: #devices,),
+        )
+    } else {
+        (quote!(), quote!())
+    };
     let artifacts = exp
         .artifacts
         .as_ref()
@@ -565,6 +592,7 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         pub checkpoint: ::core::option::Option<::std::vec::Vec<#rt::Policy>>,
         /// Where the run continues from.
         pub resume: ::core::option::Option<#rt::Resume>,
+        #engine_fields
     };
     let defaults = quote! {
         epochs: #epochs,
@@ -581,6 +609,7 @@ fn config(exp: &Experiment) -> (TokenStream, TokenStream) {
         artifacts: ::std::string::String::from(#artifacts),
         checkpoint: #checkpoint,
         resume: #resume,
+        #engine_defaults
     };
     (fields, defaults)
 }
@@ -631,5 +660,92 @@ fn best_watch(exp: &Experiment) -> TokenStream {
             quote!(::core::option::Option::Some((#split, #key)))
         }
         None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The Burn metric a metric name stands for, as an expression (Burn's `LossMetric` for `loss`:
+/// our sample-weighted loss emits no per-step entries for Burn's loggers).
+fn burn_metric(m: &MetricRef) -> TokenStream {
+    if m.name == "loss" {
+        quote!(::dsl_runtime::__private::burn::train::metric::LossMetric::new())
+    } else {
+        let ctor = metric_constructor(m);
+        quote!(#ctor.into_inner())
+    }
+}
+
+/// The hand-over to Burn's `SupervisedTraining`, generated only for experiments with an
+/// `engine`, `strategy` or `devices` key.
+fn burn_path(exp: &Experiment, model_name: &Ident) -> TokenStream {
+    if !exp.has_burn_engine() {
+        return quote!();
+    }
+    let rt = quote!(::dsl_runtime::__private);
+    let all = metrics(exp);
+    let registrations = all.iter().map(|m| {
+        let metric = burn_metric(m);
+        if m.split == "train" {
+            quote!(let training = training.metric_train_numeric(#metric);)
+        } else {
+            quote!(let training = training.metric_valid_numeric(#metric);)
+        }
+    });
+    let recorded = all.iter().map(|m| {
+        let metric = burn_metric(m);
+        let split = split_tokens(m);
+        let key = m.key();
+        quote!(#rt::engine::Recorded::new(#split, #key, &#metric))
+    });
+    let checkpointing = match &exp.checkpoint {
+        Some(policies) if !policies.iter().any(|p| matches!(p, Policy::None(_))) => {
+            let adds = policies.iter().map(|p| match p {
+                Policy::KeepLast(n) => {
+                    let n = n.as_usize();
+                    quote!(.add(#rt::engine::keep_last(#n)))
+                }
+                Policy::Every(k) => {
+                    let k = k.as_usize();
+                    quote!(.add(#rt::engine::every(#k)))
+                }
+                Policy::Best(m) => {
+                    let metric = burn_metric(m);
+                    let split = split_tokens(m);
+                    quote!(.add(#rt::engine::best(&#metric, #split)))
+                }
+                Policy::None(_) => unreachable!("filtered above"),
+            });
+            quote!(let training = training.with_checkpointing_strategy(#rt::engine::policies() #(#adds)* .build());)
+        }
+        _ => quote!(),
+    };
+    let early = match &exp.early_stopping {
+        Some(rule) => {
+            let metric = burn_metric(&rule.metric);
+            let split = split_tokens(&rule.metric);
+            let n = rule.patience.as_usize();
+            quote!(let training = training.early_stopping(#rt::engine::patience(&#metric, #split, #n));)
+        }
+        None => quote!(),
+    };
+    quote! {
+        if #rt::engine::uses_burn(config.engine, config.strategy, config.devices) {
+            let recorded = ::std::vec![#(#recorded),*];
+            return #rt::engine::fit_with_burn(
+                #model_name { model },
+                optimizer,
+                lr_schedule,
+                options,
+                #rt::engine::devices(device, config.devices),
+                config.strategy,
+                (train, valid, batcher),
+                |training| {
+                    #(#registrations)*
+                    #checkpointing
+                    #early
+                    training
+                },
+                recorded,
+            );
+        }
     }
 }

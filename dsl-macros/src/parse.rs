@@ -30,6 +30,9 @@ pub const KEYS: &[&str] = &[
     "seed",
     "artifacts",
     "resume",
+    "engine",
+    "strategy",
+    "devices",
 ];
 
 /// Keys of `loader: { .. }`.
@@ -168,6 +171,9 @@ fn top_level(
         "seed" => exp.seed = Some(number(input)?),
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
         "resume" => exp.resume = Some(resume(input)?),
+        "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
+        "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
+        "devices" => exp.devices = Some(number(input)?),
         _ => unreachable!("`entries` only passes known keys"),
     }
     Ok(())
@@ -588,5 +594,21 @@ fn resume(input: ParseStream) -> syn::Result<ResumeFrom> {
                 "unknown resume point `{other}`\nhelp: write `resume: latest` or `resume: epoch(n)`"
             ),
         )),
+    }
+}
+
+/// One word out of `allowed`.
+fn choice(input: ParseStream, key: &str, allowed: &[&str]) -> syn::Result<Ident> {
+    let word: Ident = input.parse()?;
+    if allowed.iter().any(|a| word == a) {
+        Ok(word)
+    } else {
+        Err(syn::Error::new(
+            word.span(),
+            format!(
+                "unknown {key} `{word}`\nhelp: use one of {}",
+                allowed.join(", ")
+            ),
+        ))
     }
 }

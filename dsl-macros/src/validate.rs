@@ -31,6 +31,28 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     early_stopping(exp, &recorded, errors);
     schedule_values(exp, errors);
     resume_needs_checkpoints(exp, errors);
+    devices_fit_the_strategy(exp, errors);
+}
+
+/// `multi` and `ddp` need two devices or more; `single` needs one; counts are whole.
+fn devices_fit_the_strategy(exp: &Experiment, errors: &mut Errors) {
+    count(errors, "devices", &exp.devices, 1.0);
+    let devices = exp.devices.as_ref().map_or(1, Number::as_usize);
+    match &exp.strategy {
+        Some(s) if s != "single" && devices < 2 => err(
+            errors,
+            s.span(),
+            &format!("`{s}` needs at least two devices, and this experiment has {devices}"),
+            "add `devices: 2` (or more), or use `strategy: single`",
+        ),
+        Some(s) if s == "single" && devices > 1 => err(
+            errors,
+            exp.devices.as_ref().map_or(s.span(), |n| n.span),
+            &format!("`single` runs on one device, not {devices}"),
+            "use `strategy: multi` (or `ddp` on CUDA), or `devices: 1`",
+        ),
+        _ => {}
+    }
 }
 
 /// Resuming reads checkpoints, so the run must write them; epochs are numbered from 1.

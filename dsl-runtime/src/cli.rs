@@ -37,6 +37,10 @@ pub struct Args {
     /// Root folder of run directories.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
+    /// Devices to train on; more than one runs Burn's multi-device engine (experiments with a
+    /// `strategy` or `devices` key).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub devices: Option<u64>,
     /// Continue from a checkpoint: `latest` or an epoch number.
     #[arg(long, value_name = "latest|N", value_parser = parse_resume)]
     pub resume: Option<Value>,
@@ -130,6 +134,7 @@ impl Args {
             ),
             ("seed", self.seed.map(Value::from), "--seed"),
             ("workers", self.workers.map(Value::from), "--workers"),
+            ("devices", self.devices.map(Value::from), "--devices"),
             (
                 "artifacts",
                 self.artifacts

@@ -110,6 +110,12 @@ where
 /// A batcher known to build `B` from `I`: what [`BatchesInto::shared`] hands to the fit loop.
 pub struct SharedBatcher<I, B>(Arc<dyn Batcher<I, B>>);
 
+impl<I, B> Clone for SharedBatcher<I, B> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
 impl<I, B> Batcher<I, B> for SharedBatcher<I, B> {
     fn batch(&self, items: Vec<I>, device: &Device) -> B {
         self.0.batch(items, device)

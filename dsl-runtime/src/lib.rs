@@ -48,6 +48,9 @@
 //! | `epochs` | yes | whole number ≥ 1 | |
 //! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`, metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `perplexity`, `lr` | `[train.loss, valid.loss]` |
 //! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
+//! | `strategy` | no | `single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out") | `single` |
+//! | `devices` | no | whole number ≥ 1; more than one runs on Burn's engine | 1 |
+//! | `engine` | no | `ours` or `burn` (Burn's `SupervisedTraining`, also on one device) | `ours` |
 //! | `resume` | no | `latest` or `epoch(n)`; needs `checkpoint` | a fresh run, which clears old checkpoints |
 //! | `early_stopping` | no | `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)` | none |
 //! | `grad_accumulation` | no | whole number ≥ 1 (Burn's `GradientsAccumulator`) | none |
@@ -76,6 +79,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod contract;
 pub mod data;
+pub mod engine;
 pub mod evaluate;
 pub mod fit;
 pub mod history;
@@ -104,6 +108,7 @@ pub mod __private {
     pub use crate::contract::{
         BatchesInto, Checked, Feeds, StepOutput, confusion_input, train_output,
     };
+    pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
     pub use crate::history::Split;

@@ -84,6 +84,9 @@ pub enum FitError {
         /// The newest checkpointed epoch, where `resume: latest` continues.
         checkpoint: Option<usize>,
     },
+    /// Burn's `SupervisedTraining` (engine `burn`) reported an error.
+    #[error("Burn's training engine failed: {0}")]
+    Engine(String),
     /// Installing the Ctrl-C/SIGTERM handlers failed.
     #[error("cannot watch for Ctrl-C: {0}")]
     Signals(std::io::Error),

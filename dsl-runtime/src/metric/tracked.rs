@@ -45,6 +45,11 @@ impl<M> Tracked<M> {
     pub fn key(&self) -> &str {
         &self.key
     }
+
+    /// The Burn metric itself, e.g. to register it with Burn's `SupervisedTraining`.
+    pub fn into_inner(self) -> M {
+        self.metric
+    }
 }
 
 impl<O, M> SplitMetric<O> for Tracked<M>
