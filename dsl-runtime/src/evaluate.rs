@@ -12,6 +12,7 @@ use burn::train::{InferenceStep, ItemLazy};
 use crate::checkpoint::{CheckpointDir, CheckpointError};
 use crate::data::Loader;
 use crate::fit::FitError;
+use crate::fit::epoch::update;
 use crate::history::Split;
 use crate::metric::SplitMetric;
 
@@ -136,13 +137,7 @@ where
             lr: None,
         };
         for metric in &mut metrics {
-            metric
-                .update(&item, &metadata)
-                .map_err(|source| FitError::Metric {
-                    split: Split::Valid,
-                    metric: metric.key().to_owned(),
-                    source,
-                })?;
+            update(Split::Valid, metric.as_mut(), &item, &metadata)?;
         }
     }
     let values = metrics

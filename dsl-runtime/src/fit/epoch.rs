@@ -230,7 +230,7 @@ where
 }
 
 /// Feeds one step output to one metric, naming the metric if its tensors cannot be read.
-fn update<O>(
+pub(crate) fn update<O>(
     split: Split,
     metric: &mut dyn SplitMetric<O>,
     item: &O,

@@ -2,7 +2,7 @@
 
 mod clip;
 mod early_stop;
-mod epoch;
+pub(crate) mod epoch;
 mod error;
 mod interrupt;
 mod options;
@@ -83,9 +83,12 @@ pub struct FitReport<M> {
     /// The trained model in inference mode (`Module::valid`), as Burn's `LearningResult` gives
     /// it. To train it further call `.train()` on it first; see [`FitReport::resume`].
     pub model: M,
-    /// The optimizer with its state (Adam moments, ...), to continue training.
+    /// The optimizer with its state (Adam moments, ...), to continue training. On Burn's engine
+    /// (`engine: burn`, several devices) the optimizer as given: Burn's Learner does not hand
+    /// its state back, so continue such a run from its checkpoints (`resume`).
     pub optimizer: ModuleOptimizer,
-    /// The learning-rate schedule at the step it reached, to continue training.
+    /// The learning-rate schedule at the step it reached, to continue training (on Burn's
+    /// engine, as given; see `optimizer`).
     pub lr_scheduler: ModuleLrScheduler,
     /// Every metric value, per epoch and per training step.
     pub history: History,
