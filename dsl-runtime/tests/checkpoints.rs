@@ -180,3 +180,47 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
         .load(newest)
         .expect("the last good checkpoint loads");
 }
+
+#[test]
+fn early_stopping_patience_counts_across_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let fit = |epochs: usize, resume: Option<Resume>| {
+        Fit::new(
+            Classifier {
+                mlp: Mlp::new(3, &device()),
+            },
+            AdamConfig::new().init(),
+            1e-2,
+        )
+        .options(FitOptions {
+            early_stopping: Some(dsl_runtime::spec::EarlyStopping {
+                split: Split::Valid,
+                metric: "loss".into(),
+                patience: 2,
+                // The loss falls every epoch, but never by this much: epochs 2, 3 are stale.
+                min_delta: 10.0,
+            }),
+            ..options(dir.path(), epochs, resume)
+        })
+        .valid_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .unwrap()
+    };
+    assert_eq!(fit(2, None).last_epoch, 2);
+    // Epochs 1 and 2 are replayed from the checkpoint's history: one stale epoch so far, so
+    // the run stops after epoch 3, as an uninterrupted one does.
+    let resumed = fit(10, Some(Resume::Latest));
+    assert_eq!(resumed.last_epoch, 3);
+    assert_eq!(
+        resumed
+            .history
+            .get(Split::Valid, "loss")
+            .unwrap()
+            .epochs
+            .len(),
+        3
+    );
+}
