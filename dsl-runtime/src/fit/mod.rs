@@ -368,12 +368,9 @@ impl<M: LearnerModel> Fit<M> {
                 path: run_dir.path().to_owned(),
                 source,
             })?;
-            progress.epoch_end(&console::epoch_line(
-                &history,
-                epoch,
-                options.epochs,
-                started.elapsed(),
-            ));
+            progress.epoch_end(|| {
+                console::epoch_line(&history, epoch, options.epochs, started.elapsed())
+            });
             if let Some(saving) = &mut saving {
                 saving.epoch_done(epoch, &state, &history, &options, &hyperparameters)?;
             }

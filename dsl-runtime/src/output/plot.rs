@@ -5,6 +5,8 @@ use plotters::prelude::*;
 use crate::history::{History, Split};
 
 const PANEL: (u32, u32) = (480, 320);
+/// Longest curve drawn with a marker on every epoch.
+const MARKERS_UP_TO: usize = 60;
 
 /// The SVG text of the curves of every metric in `history`.
 pub(crate) fn curves_svg(history: &History) -> Result<String, String> {
@@ -81,7 +83,11 @@ fn draw_panel<DB: DrawingBackend>(
             .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
             .label(split.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        chart.draw_series(line.map(|p| Circle::new(p, 3, color.filled())))?;
+        // Markers help read a few epochs; on long runs they would only blur the line (and cost
+        // an SVG element each).
+        if points.len() <= MARKERS_UP_TO {
+            chart.draw_series(line.map(|p| Circle::new(p, 3, color.filled())))?;
+        }
     }
     chart
         .configure_series_labels()

@@ -64,13 +64,13 @@ impl Progress {
         bar.inc(1);
     }
 
-    /// Replaces the bar with the epoch's line.
-    pub(crate) fn epoch_end(&mut self, line: &str) {
+    /// Replaces the bar with the epoch's line, formatted only when it is shown.
+    pub(crate) fn epoch_end(&mut self, line: impl FnOnce() -> String) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!("{line}");
+            eprintln!("{}", line());
         }
     }
 }
