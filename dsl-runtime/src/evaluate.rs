@@ -6,13 +6,12 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::train::metric::MetricMetadata;
-use burn::train::{InferenceStep, ItemLazy};
+use burn::train::InferenceStep;
 
 use crate::checkpoint::{CheckpointDir, CheckpointError};
 use crate::data::Loader;
 use crate::fit::FitError;
-use crate::fit::epoch::update;
+use crate::fit::epoch::infer;
 use crate::history::Split;
 use crate::metric::SplitMetric;
 
@@ -120,26 +119,7 @@ where
         0,
     )
     .map_err(FitError::Workers)?;
-    let mut batches = loader.epoch(1, None);
-    let mut index = 0;
-    while let Some(batch) = batches.next() {
-        index += 1;
-        let batch = batch.map_err(|source| FitError::Data {
-            split: Split::Valid,
-            epoch: 1,
-            batch: index,
-            source,
-        })?;
-        let item = InferenceStep::step(&model, batch).sync()?;
-        let metadata = MetricMetadata {
-            progress: batches.progress(),
-            iteration: Some(index),
-            lr: None,
-        };
-        for metric in &mut metrics {
-            update(Split::Valid, metric.as_mut(), &item, &metadata)?;
-        }
-    }
+    infer(&model, loader.epoch(1, None), 1, &mut metrics)?;
     let values = metrics
         .iter_mut()
         .map(|m| {

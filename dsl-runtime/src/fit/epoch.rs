@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use super::clip::clip_global_norm;
 use super::interrupt::Interrupt;
 use super::{FitError, TrainOutputOf, ValidOutputOf};
-use crate::data::Loader;
+use crate::data::{EpochBatches, Loader};
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
@@ -204,9 +204,22 @@ where
     M: LearnerModel,
     I: Clone + Send + Sync + 'static,
 {
-    let epoch = ctx.epoch;
-    let model = model.valid();
-    let mut batches = loader.epoch(epoch, ctx.limits.1);
+    let batches = loader.epoch(ctx.epoch, ctx.limits.1);
+    infer(&model.valid(), batches, ctx.epoch, metrics)?;
+    ctx.finish(Split::Valid, metrics, series)
+}
+
+/// Runs `model` (already in inference mode) over `batches`, feeding every metric: the shared
+/// body of a validation epoch and of evaluating a test set.
+pub(crate) fn infer<M, I>(
+    model: &M,
+    mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
+    epoch: usize,
+    metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
+) -> Result<(), FitError>
+where
+    M: InferenceStep,
+{
     let mut index = 0;
     while let Some(batch) = batches.next() {
         index += 1;
@@ -216,7 +229,7 @@ where
             batch: index,
             source,
         })?;
-        let item = InferenceStep::step(&model, batch).sync()?;
+        let item = InferenceStep::step(model, batch).sync()?;
         let metadata = MetricMetadata {
             progress: batches.progress(),
             iteration: Some(index),
@@ -226,11 +239,11 @@ where
             update(Split::Valid, metric.as_mut(), &item, &metadata)?;
         }
     }
-    ctx.finish(Split::Valid, metrics, series)
+    Ok(())
 }
 
 /// Feeds one step output to one metric, naming the metric if its tensors cannot be read.
-pub(crate) fn update<O>(
+fn update<O>(
     split: Split,
     metric: &mut dyn SplitMetric<O>,
     item: &O,
