@@ -2,8 +2,8 @@
 //!
 //! Use it through `dsl_runtime`, which re-exports it; the full key reference is in
 //! `dsl_runtime`'s crate documentation. The macro runs in three phases, one module each:
-//! [`parse`](parse) (tokens to an AST that keeps the user's spans), [`validate`](validate)
-//! (rules across keys), [`expand`](expand) (thin calls into `dsl_runtime::__private`). Errors of
+//! `parse` (tokens to an AST that keeps the user's spans), `validate`
+//! (rules across keys), `expand` (thin calls into `dsl_runtime::__private`). Errors of
 //! all phases are collected, so a file with three mistakes shows three errors. Set
 //! `DSL_MACROS_DEBUG=1` to print each expansion on stderr at build time.
 
