@@ -142,7 +142,10 @@ fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
 
     let dir = tempfile::tempdir().unwrap();
     let mut interrupted = None;
-    for delay in [80, 40, 20, 10, 5] {
+    // The signal must land while the run trains: too early (handlers not yet installed) the
+    // process dies of it, too late it has finished. Adjust the delay until it lands.
+    let mut delay = 80u64;
+    for _ in 0..12 {
         let _ = std::fs::remove_dir_all(dir.path().join("resumable"));
         let child = spawn(dir.path());
         std::thread::sleep(Duration::from_millis(delay));
@@ -151,9 +154,13 @@ fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
             .status()
             .unwrap();
         let output = child.wait_with_output().unwrap();
-        if output.status.code() == Some(130) {
-            interrupted = Some(String::from_utf8_lossy(&output.stderr).into_owned());
-            break;
+        match output.status.code() {
+            Some(130) => {
+                interrupted = Some(String::from_utf8_lossy(&output.stderr).into_owned());
+                break;
+            }
+            Some(0) => delay = (delay / 2).max(1),
+            _ => delay *= 2,
         }
     }
     let stderr = interrupted.expect("one of the runs is still training when SIGTERM arrives");
