@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use burn::tensor::{Tensor, TensorReadError};
-use burn::train::metric::state::{FormatOptions, NumericMetricState};
+use burn::train::metric::state::NumericMetricState;
 use burn::train::metric::{
     Adaptor, Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes,
     NumericEntry, SerializedEntry,
@@ -27,7 +27,9 @@ pub struct SampleLossInput {
     pub samples: usize,
 }
 
-/// Loss averaged over samples rather than batches (see the module docs).
+/// Loss averaged over samples rather than batches (see the module docs). Its `SerializedEntry`s
+/// are empty: the fit loop reads numbers, so no string is formatted per step. Register Burn's
+/// `LossMetric` instead when handing a model to Burn's `SupervisedTraining` yourself.
 #[derive(Clone)]
 pub struct SampleLoss {
     name: MetricName,
@@ -85,9 +87,8 @@ impl Metric for SampleLoss {
     }
 
     fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
-        Ok(self
-            .state
-            .compute_final(FormatOptions::new(self.name()).precision(4)))
+        // As in `update`: the fit loop reads `final_value`, not the display string.
+        Ok(SerializedEntry::new(String::new(), String::new()))
     }
 
     fn clear(&mut self) {
