@@ -150,11 +150,6 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
-    /// The options as set so far.
-    pub fn current_options(&self) -> &FitOptions {
-        &self.options
-    }
-
     /// Changes the options in place: `fit.with_options(|o| o.epochs = 3)`.
     pub fn with_options(mut self, change: impl FnOnce(&mut FitOptions)) -> Self {
         change(&mut self.options);

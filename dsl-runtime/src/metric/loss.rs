@@ -47,13 +47,6 @@ impl Default for SampleLoss {
     }
 }
 
-impl SampleLoss {
-    /// The loss of the last batch, exactly as the model computed it.
-    pub fn last(&self) -> f32 {
-        self.last
-    }
-}
-
 impl Metric for SampleLoss {
     type Input = SampleLossInput;
 
