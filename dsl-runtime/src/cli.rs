@@ -100,8 +100,36 @@ impl Args {
     }
 
     /// `defaults` with the file, flags and `--set`s applied.
+    ///
+    /// Only the conversions between `C` and JSON are generic; the layering is done on JSON
+    /// values by [`Args::layers`], compiled once here rather than in every experiment crate.
     pub fn resolve<C: Serialize + DeserializeOwned>(&self, defaults: &C) -> Result<C, CliError> {
-        let mut config = serde_json::to_value(defaults).map_err(|e| CliError(e.to_string()))?;
+        let defaults = serde_json::to_value(defaults).map_err(|e| CliError(e.to_string()))?;
+        let layers = self.layers(&defaults)?;
+        serde_json::from_value(layers.config.clone()).map_err(|error| {
+            // The first assignment that fails on its own names the key; with several bad ones
+            // the user fixes them one run at a time, as with any compiler.
+            let culprit = layers.assignments.iter().find(|a| {
+                let mut alone = defaults.clone();
+                set(&mut alone, &a.key, a.value.clone(), a.source).is_ok()
+                    && serde_json::from_value::<C>(alone).is_err()
+            });
+            match culprit {
+                Some(a) => CliError(format!(
+                    "{}: invalid value for config key `{}`: {}",
+                    a.source, a.key, error
+                )),
+                None => CliError(format!("invalid config: {error}")),
+            }
+        })
+    }
+
+    /// The config after every layer, and the assignments that made it.
+    fn layers(&self, defaults: &Value) -> Result<Layers, CliError> {
+        let mut layers = Layers {
+            config: defaults.clone(),
+            assignments: Vec::new(),
+        };
         if let Some(path) = &self.config {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError(format!("cannot read --config {}: {e}", path.display())))?;
@@ -121,7 +149,7 @@ impl Args {
                 )));
             };
             for (key, value) in values {
-                set(&mut config, &key, value, "--config")?;
+                layers.set(key, value, "--config")?;
             }
         }
         let typed = [
@@ -146,7 +174,7 @@ impl Args {
         ];
         for (key, value, flag) in typed {
             if let Some(value) = value {
-                set(&mut config, key, value, flag)?;
+                layers.set(key.to_owned(), value, flag)?;
             }
         }
         for assignment in &self.set {
@@ -157,15 +185,30 @@ impl Args {
             };
             // JSON where it parses (numbers, booleans, null, objects), a string otherwise.
             let value = serde_json::from_str(text).unwrap_or_else(|_| Value::from(text));
-            set(&mut config, key.trim(), value, "--set")?;
+            layers.set(key.trim().to_owned(), value, "--set")?;
         }
-        serde_path_to_error::deserialize(config).map_err(|e| {
-            CliError(format!(
-                "invalid value for config key `{}`: {}",
-                e.path(),
-                e.inner()
-            ))
-        })
+        Ok(layers)
+    }
+}
+
+/// A config being resolved: its JSON and every assignment applied to it, in order.
+struct Layers {
+    config: Value,
+    assignments: Vec<Assignment>,
+}
+
+/// One `key = value` from a config file, a flag or a `--set`.
+struct Assignment {
+    key: String,
+    value: Value,
+    source: &'static str,
+}
+
+impl Layers {
+    fn set(&mut self, key: String, value: Value, source: &'static str) -> Result<(), CliError> {
+        set(&mut self.config, &key, value.clone(), source)?;
+        self.assignments.push(Assignment { key, value, source });
+        Ok(())
     }
 }
 
@@ -232,12 +275,9 @@ where
     F: FnOnce(C, &Args) -> Result<PathBuf, FitError>,
 {
     tune_allocator();
-    let args = match Args::try_parse() {
+    let args = match parse_args() {
         Ok(args) => args,
-        Err(err) => {
-            let _ = err.print();
-            return ExitCode::from(err.exit_code().clamp(0, 255) as u8);
-        }
+        Err(code) => return code,
     };
     let config = match args.resolve(&defaults) {
         Ok(config) => config,
@@ -247,18 +287,34 @@ where
         }
     };
     if args.print_config {
-        match serde_json::to_string_pretty(&config) {
-            Ok(json) => {
-                println!("{json}");
-                return ExitCode::SUCCESS;
-            }
-            Err(err) => {
-                eprintln!("error: {err}");
-                return ExitCode::FAILURE;
-            }
+        return print_config(serde_json::to_value(&config));
+    }
+    let outcome = train(config, &args);
+    report(&args, outcome)
+}
+
+fn parse_args() -> Result<Args, ExitCode> {
+    Args::try_parse().map_err(|err| {
+        let _ = err.print();
+        ExitCode::from(err.exit_code().clamp(0, 255) as u8)
+    })
+}
+
+fn print_config(config: serde_json::Result<Value>) -> ExitCode {
+    match config.and_then(|config| serde_json::to_string_pretty(&config)) {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
         }
     }
-    match train(config, &args) {
+}
+
+fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
+    match outcome {
         Ok(run_dir) => {
             if args.fast_dev_run {
                 eprintln!("fast dev run passed: nothing was written");
@@ -366,6 +422,31 @@ mod tests {
         assert!(err.contains("--epochs"), "{err}");
         let err = resolve(&["--set", "epochs"]).unwrap_err();
         assert!(err.contains("--set expects KEY=VALUE"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_source_and_key_among_good_ones() {
+        let err = resolve(&[
+            "--epochs",
+            "4",
+            "--set",
+            "optimizer.beta_1=fast",
+            "--set",
+            "seed=3",
+        ])
+        .unwrap_err();
+        assert!(
+            err.starts_with("--set: invalid value for config key `optimizer.beta_1`: invalid type: string \"fast\", expected f32"),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, r#"{"lr": 0.5, "epochs": "ten"}"#).unwrap();
+        let err = resolve(&["--config", path.to_str().unwrap()]).unwrap_err();
+        assert!(
+            err.starts_with("--config: invalid value for config key `epochs`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub mod history;
 pub mod metric;
 pub mod output;
 pub mod spec;
+mod via_value;
 
 pub use dsl_macros::{Batch, StepOutput, training};
 pub use fit::{Data, Fit, FitError, FitOptions, FitReport};

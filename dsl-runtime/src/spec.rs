@@ -16,10 +16,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::fit::FitError;
 use crate::history::Split;
+use crate::via_value::via_value;
+
+via_value!(OptimizerSpec);
+via_value!(Schedule);
+via_value!(GradClip);
+via_value!(EarlyStopping);
 
 /// One of Burn's optimizers with its settings (the learning rate is the schedule's).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[serde(remote = "Self", tag = "kind", rename_all = "lowercase")]
 pub enum OptimizerSpec {
     /// Burn's `Sgd`.
     Sgd {
@@ -91,7 +97,7 @@ impl OptimizerSpec {
 
 /// How the learning rate moves over the run's optimizer steps, built on Burn's schedulers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
 pub enum Schedule {
     /// The base rate throughout.
     Constant,
@@ -185,7 +191,12 @@ impl Schedule {
 
 /// Gradient clipping applied before every optimizer step.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "max", rename_all = "lowercase")]
+#[serde(
+    remote = "Self",
+    tag = "kind",
+    content = "max",
+    rename_all = "lowercase"
+)]
 pub enum GradClip {
     /// Scale all gradients together so that their global L2 norm (over every parameter) is at
     /// most this value. Burn's own `GradientClipping::Norm` clips each tensor separately.
@@ -196,6 +207,7 @@ pub enum GradClip {
 
 /// Stop when a metric has not improved for `patience` epochs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct EarlyStopping {
     /// Split of the watched metric.
     pub split: Split,

@@ -11,9 +11,13 @@ pub use store::{CheckpointDir, CheckpointError, EpochState, Loaded, Writer};
 
 use serde::{Deserialize, Serialize};
 
+use crate::via_value::via_value;
+
+via_value!(Resume);
+
 /// Where a run continues from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
 pub enum Resume {
     /// The newest intact checkpoint; a fresh start when there is none.
     Latest,

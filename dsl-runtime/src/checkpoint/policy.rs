@@ -7,10 +7,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::history::{History, Split};
+use crate::via_value::via_value;
+
+via_value!(Policy);
 
 /// One checkpoint policy of `keep_last(n) | best(split.metric) | every(k)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
 pub enum Policy {
     /// The `n` newest epochs.
     KeepLast {

@@ -16,47 +16,49 @@ pub(super) fn clip_global_norm<M: Module>(
     grads: &mut GradientsParams,
     max_norm: f64,
 ) -> Result<f64, TensorReadError> {
-    let mut squares = SquaredNorm { grads, total: None };
-    model.visit(&mut squares);
-    let Some(total) = squares.total else {
+    let mut pass = GlobalNorm {
+        grads,
+        total: None,
+        factor: None,
+    };
+    model.visit(&mut pass);
+    let Some(total) = pass.total.take() else {
         return Ok(0.0);
     };
     let norm = f64::from(total.try_into_scalar::<f32>()?).sqrt();
     if norm > max_norm {
-        model.visit(&mut Scale {
-            grads,
-            factor: max_norm / norm,
-        });
+        pass.factor = Some(max_norm / norm);
+        model.visit(&mut pass);
     }
     Ok(norm)
 }
 
-struct SquaredNorm<'a> {
-    grads: &'a GradientsParams,
-    total: Option<Tensor<1>>,
-}
-
-impl ModuleVisitor for SquaredNorm<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(grad) = self.grads.get::<D>(param.id) {
-            let square = grad.square().sum();
-            self.total = Some(match self.total.take() {
-                Some(total) => total + square,
-                None => square,
-            });
-        }
-    }
-}
-
-struct Scale<'a> {
+/// Both passes over the parameters, summing squares and then (with `factor` set) scaling, in
+/// one visitor type: each `ModuleVisitor` type is instantiated for every tensor rank and kind
+/// in the experiment's crate, so one type instead of two halves that code.
+struct GlobalNorm<'a> {
     grads: &'a mut GradientsParams,
-    factor: f64,
+    total: Option<Tensor<1>>,
+    factor: Option<f64>,
 }
 
-impl ModuleVisitor for Scale<'_> {
+impl ModuleVisitor for GlobalNorm<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(grad) = self.grads.remove::<D>(param.id) {
-            self.grads.register(param.id, grad.mul_scalar(self.factor));
+        match self.factor {
+            None => {
+                if let Some(grad) = self.grads.get::<D>(param.id) {
+                    let square = grad.square().sum();
+                    self.total = Some(match self.total.take() {
+                        Some(total) => total + square,
+                        None => square,
+                    });
+                }
+            }
+            Some(factor) => {
+                if let Some(grad) = self.grads.remove::<D>(param.id) {
+                    self.grads.register(param.id, grad.mul_scalar(factor));
+                }
+            }
         }
     }
 }

@@ -119,6 +119,14 @@ struct RunConfig<'a> {
     hyperparameters: &'a serde_json::Value,
 }
 
+impl RunConfig<'_> {
+    /// `config.json`'s bytes, serialized here rather than in the generic [`Fit::run`], whose
+    /// code is compiled again in every experiment crate.
+    fn to_json(&self) -> std::io::Result<Vec<u8>> {
+        serde_json::to_vec_pretty(self).map_err(std::io::Error::other)
+    }
+}
+
 #[derive(Serialize)]
 struct MetricKeys {
     train: Vec<String>,
@@ -251,7 +259,9 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters: &hyperparameters,
         };
         let mut run_dir = if options.write_files {
-            RunDir::create(&path, &config, first_epoch - 1)
+            config
+                .to_json()
+                .and_then(|json| RunDir::create(&path, &json, first_epoch - 1))
                 .map_err(|source| FitError::RunDir { path, source })?
         } else {
             RunDir::disabled(&path)

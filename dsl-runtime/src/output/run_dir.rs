@@ -8,8 +8,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use super::atomic::replace_file;
 use crate::history::Split;
 
@@ -24,14 +22,9 @@ impl RunDir {
     /// epoch `done` > 0 keeps the rows of epochs up to `done` and drops later ones, which an
     /// interrupted process may have left, so no row appears twice. Fails before any training
     /// when the directory is not writable.
-    pub(crate) fn create(
-        path: &Path,
-        config: &impl Serialize,
-        done: usize,
-    ) -> std::io::Result<Self> {
+    pub(crate) fn create(path: &Path, config_json: &[u8], done: usize) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
-        let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
-        replace_file(&path.join("config.json"), &json)?;
+        replace_file(&path.join("config.json"), config_json)?;
         let csv_path = path.join("metrics.csv");
         let fresh = done == 0 || !csv_path.exists();
         if !fresh {
