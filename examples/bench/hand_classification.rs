@@ -1,6 +1,5 @@
-//! The seed classification experiment written by hand against Burn, without the DSL: the
-//! baseline of the compile-time comparison in the README (`touch` this file or
-//! `examples/classification/main.rs` and time `cargo build --release`).
+//! The seed classification experiment written by hand against Burn, without the DSL: the bare
+//! baseline of the compile-time comparison in the README (`examples/bench/compile-cost.sh`).
 
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::module::Module;

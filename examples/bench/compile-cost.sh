@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Incremental release rebuild after touching one source file, for the `training!` example and
+# its two hand-written baselines, interleaved; prints each run and the medians.
+# Usage: examples/bench/compile-cost.sh [rounds, default 5]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rounds=${1:-5}
+targets=(
+  "classification examples/classification/main.rs -p classification"
+  "hand-classification examples/bench/hand_classification.rs -p bench --bin hand-classification"
+  "hand-checkpointing examples/bench/hand_checkpointing.rs -p bench --bin hand-checkpointing"
+)
+for target in "${targets[@]}"; do
+  read -r _ _ args <<<"$target"
+  cargo build --release --quiet $args
+done
+declare -A times
+for ((round = 1; round <= rounds; round++)); do
+  for target in "${targets[@]}"; do
+    read -r name file args <<<"$target"
+    touch "$file"
+    start=$(date +%s.%N)
+    cargo build --release --quiet $args
+    took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+    times[$name]+="$took "
+    printf '%-20s round %d: %.2f s\n' "$name" "$round" "$took"
+  done
+done
+for target in "${targets[@]}"; do
+  read -r name _ <<<"$target"
+  median=$(tr ' ' '\n' <<<"${times[$name]}" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  printf '%-20s median %.2f s\n' "$name" "$median"
+done
