@@ -33,6 +33,10 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         Optimizer::Named { .. } => quote!(config.optimizer.init()),
         Optimizer::Expr(expr) => quote!(#expr),
     };
+    // Calls whose bounds include "the step output is a training output" carry the span of the
+    // user's output type, so that a wrong output is reported there once (identical errors at
+    // one span are merged) instead of again at the macro's call site.
+    let output_span = step.output_ty.span();
     // Each metric is boxed through `Feeds`, under the span of the user's metric name: the one
     // place a step output that cannot feed it is reported.
     let metric_calls = metrics(exp).into_iter().map(|m| {
@@ -45,9 +49,11 @@ pub fn expand(exp: &Experiment) -> TokenStream {
             span,
         );
         if m.split == "train" {
-            quote!(.train_metric(#boxed))
+            let method = Ident::new("train_metric", output_span);
+            quote!(.#method(#boxed))
         } else {
-            quote!(.valid_metric(#boxed))
+            let method = Ident::new("valid_metric", output_span);
+            quote!(.#method(#boxed))
         }
     });
 
@@ -80,9 +86,6 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         syn::Expr::Block(block) => quote!(#block),
         other => quote!({ #other }),
     };
-    let train_output = quote_spanned!(output_ty.span()=>
-        ::dsl_runtime::__private::train_output(self, output)
-    );
     let train = loader.train.as_ref().expect("validated");
     let valid = loader.valid.as_ref().expect("validated");
     let batcher = loader.batcher.as_ref().expect("validated");
@@ -93,6 +96,35 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         quote!(<#output_ty as ::dsl_runtime::__private::Checked>::Output),
         output_ty.span(),
     );
+    // The step methods and `evaluate` check the output type as a whole item or call, so all of
+    // their tokens carry `output_span` (see above); the batch type is named `Self::Input` to
+    // keep its own errors at the user's batch type.
+    let train_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<#checked_output> {
+                let output = step(&self.model, batch);
+                ::dsl_runtime::__private::train_output(self, output)
+            }
+        },
+        output_span,
+    );
+    let inference_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> #checked_output {
+                step(&self.model, batch)
+            }
+        },
+        output_span,
+    );
+    let evaluate_call = quote_spanned! {output_span=>
+        ::dsl_runtime::__private::evaluate(
+            model,
+            dataset,
+            batcher,
+            Self::config().batch_size,
+            ::std::vec![#(#valid_boxes),*],
+        )
+    };
     let config_doc = format!(
         "Every scalar hyperparameter of [`{name}`], defaulting to the values written in `training!`; saved as `config.json` with each run."
     );
@@ -139,19 +171,14 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 type Input = #batch_ty;
                 type Output = #checked_output;
 
-                fn step(&self, batch: #batch_ty) -> burn::train::TrainOutput<#output_ty> {
-                    let output = step(&self.model, batch);
-                    #train_output
-                }
+                #train_step_fn
             }
 
             impl burn::train::InferenceStep for #model_name {
                 type Input = #batch_ty;
                 type Output = #checked_output;
 
-                fn step(&self, batch: #batch_ty) -> #output_ty {
-                    step(&self.model, batch)
-                }
+                #inference_step_fn
             }
 
         }
@@ -222,7 +249,7 @@ pub fn expand(exp: &Experiment) -> TokenStream {
                 D: #rt::burn::data::dataset::Dataset<I> + 'static,
                 B: #rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
             {
-                #rt::evaluate(model, dataset, batcher, Self::config().batch_size, ::std::vec![#(#valid_boxes),*])
+                #evaluate_call
             }
 
             /// Trains with `config` (e.g. `Self::config()` with some values changed) on `device`.
