@@ -88,8 +88,8 @@ where
 
 /// A batcher that turns items `I` into the step's input `B`.
 #[diagnostic::on_unimplemented(
-    message = "the batcher `{Self}` does not build the step's input `{B}` from items `{I}`",
-    label = "expected a `Batcher<{I}, {B}>`",
+    message = "the batcher `{Self}` does not build the step's input `{B}`",
+    label = "expected a batcher that builds `{B}`",
     note = "make the batcher produce the type `step` takes as its batch, or change the batch type in `step`"
 )]
 pub trait BatchesInto<I, B> {
