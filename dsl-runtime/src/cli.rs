@@ -102,7 +102,8 @@ impl Args {
     /// `defaults` with the file, flags and `--set`s applied.
     ///
     /// Only the conversions between `C` and JSON are generic; the layering is done on JSON
-    /// values by [`Args::layers`], compiled once here rather than in every experiment crate.
+    /// values by a non-generic function, compiled once here rather than in every experiment
+    /// crate.
     pub fn resolve<C: Serialize + DeserializeOwned>(&self, defaults: &C) -> Result<C, CliError> {
         let defaults = serde_json::to_value(defaults).map_err(|e| CliError(e.to_string()))?;
         let layers = self.layers(&defaults)?;

@@ -8,7 +8,7 @@ use burn::data::dataset::Dataset;
 use burn::module::Module;
 use burn::train::InferenceStep;
 
-use crate::checkpoint::{CheckpointDir, CheckpointError};
+use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
 use crate::data::Loader;
 use crate::fit::FitError;
 use crate::fit::epoch::infer;
@@ -35,7 +35,7 @@ pub fn load_checkpoint<M: Module>(run_dir: &Path, epoch: usize, model: M) -> Res
     let loaded = checkpoints.load(epoch)?;
     model.try_load_record(loaded.model).map_err(|e| {
         FitError::Checkpoint(CheckpointError::Mismatch {
-            file: checkpoints.model_file(epoch),
+            file: checkpoints.model_file(Slot::Epoch(epoch)),
             reason: e.to_string(),
         })
     })

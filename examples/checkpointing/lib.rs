@@ -1,7 +1,7 @@
 //! A resumable experiment. Each epoch ends with a checkpoint in
-//! `artifacts/resumable/checkpoint/`; kill the training process at any moment (Ctrl-C finishes
-//! the step first) and start it again: it continues after the newest intact checkpoint and
-//! reaches the same weights as an uninterrupted run.
+//! `artifacts/resumable/checkpoint/`; kill the training process at any moment and start it
+//! again: it continues after the newest intact checkpoint (after Ctrl-C, from the step it
+//! finished and saved) and reaches the same weights as an uninterrupted run.
 //!
 //! - `cargo run -p checkpointing --bin train` trains (all of `<Name>::cli()`'s flags apply);
 //! - `cargo run -p checkpointing --bin evaluate` loads the best epoch by validation loss and

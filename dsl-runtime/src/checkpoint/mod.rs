@@ -7,7 +7,7 @@ mod store;
 
 pub use digest::Digest;
 pub use policy::{Policy, retained};
-pub use store::{CheckpointDir, CheckpointError, EpochState, Loaded, Writer};
+pub use store::{CheckpointDir, CheckpointError, EpochState, Loaded, Slot, Within, Writer};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,8 @@ via_value!(Resume);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "snake_case")]
 pub enum Resume {
-    /// The newest intact checkpoint; a fresh start when there is none.
+    /// The newest intact checkpoint (the step an interrupted run saved, unless an epoch ended
+    /// after it); a fresh start when there is none.
     Latest,
     /// The checkpoint of this epoch; an error when it is missing or damaged.
     Epoch(usize),

@@ -1,5 +1,6 @@
 //! Checkpoint files: `checkpoint/{model,optim,scheduler}-N.bpk` (Burn's burnpack records) and
-//! `checkpoint/state-N.json`, written last, which makes epoch `N` exist.
+//! `checkpoint/state-N.json`, written last, which makes epoch `N` exist. A run stopped by
+//! Ctrl-C or SIGTERM inside an epoch leaves the same four files with `interrupted` for `N`.
 //!
 //! Every file is written atomically (temporary file, fsync, rename), the state file after the
 //! three records, and an epoch's deletion starts with its state file. A process killed at any
@@ -78,10 +79,45 @@ pub struct EpochState {
     pub options: FitOptions,
     /// The experiment's own config, as in `config.json`.
     pub hyperparameters: serde_json::Value,
+    /// Set in the checkpoint of an interrupted run: how far into epoch `epoch + 1` it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<Within>,
 }
 
-/// The records and state of one epoch, verified.
+/// The part of an epoch an interrupted run completed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Within {
+    /// Batches of the epoch trained; the run continues with the next one.
+    pub batches: usize,
+    /// The global step of the last of them.
+    pub step: usize,
+    /// Each training metric's state so far, in the run's order (`SplitMetric::carry`).
+    pub carried: Vec<serde_json::Value>,
+}
+
+/// Where a checkpoint's files are: the end of an epoch, or the step where a run was
+/// interrupted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// After epoch `N`: `*-N.*`.
+    Epoch(usize),
+    /// Inside an epoch: `*-interrupted.*`.
+    Interrupted,
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Slot::Epoch(epoch) => write!(f, "{epoch}"),
+            Slot::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+/// The records and state of one checkpoint, verified.
 pub struct Loaded {
+    /// Where they were read from.
+    pub slot: Slot,
     /// The epoch's state.
     pub state: EpochState,
     /// The model's parameters.
@@ -141,16 +177,35 @@ impl CheckpointDir {
 
     /// Epoch `epoch`, with every file checked against the digests of its state file.
     pub fn load(&self, epoch: usize) -> Result<Loaded, CheckpointError> {
-        let state_path = self.dir.join(format!("state-{epoch}.json"));
+        match self.read_state(Slot::Epoch(epoch))? {
+            Some(state) => self.load_records(Slot::Epoch(epoch), state),
+            None => Err(CheckpointError::Missing {
+                epoch,
+                dir: self.dir.clone(),
+                available: self.epochs().unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Whether an interrupted run left a checkpoint (intact or not).
+    pub fn has_interrupted(&self) -> bool {
+        self.dir
+            .join(format!("state-{}.json", Slot::Interrupted))
+            .exists()
+    }
+
+    /// The checkpoint an interrupted run left, if there is one.
+    pub fn load_interrupted(&self) -> Result<Option<Loaded>, CheckpointError> {
+        self.read_state(Slot::Interrupted)?
+            .map(|state| self.load_records(Slot::Interrupted, state))
+            .transpose()
+    }
+
+    fn read_state(&self, slot: Slot) -> Result<Option<(PathBuf, EpochState)>, CheckpointError> {
+        let state_path = self.dir.join(format!("state-{slot}.json"));
         let state_bytes = match std::fs::read(&state_path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CheckpointError::Missing {
-                    epoch,
-                    dir: self.dir.clone(),
-                    available: self.epochs().unwrap_or_default(),
-                });
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.io(&state_path)(e)),
         };
         let state: EpochState =
@@ -158,8 +213,16 @@ impl CheckpointDir {
                 file: state_path.clone(),
                 reason: e.to_string(),
             })?;
+        Ok(Some((state_path, state)))
+    }
+
+    fn load_records(
+        &self,
+        slot: Slot,
+        (state_path, state): (PathBuf, EpochState),
+    ) -> Result<Loaded, CheckpointError> {
         let mut bytes = RECORDS.iter().map(|kind| {
-            let name = format!("{kind}-{epoch}.bpk");
+            let name = format!("{kind}-{slot}.bpk");
             let file = self.dir.join(&name);
             let data = std::fs::read(&file).map_err(|e| CheckpointError::Damaged {
                 file: file.clone(),
@@ -197,6 +260,7 @@ impl CheckpointDir {
         let (file, data) = bytes.next().expect("three records")?;
         let scheduler = LrSchedulerRecord::from_bytes(data).map_err(damaged(file))?;
         Ok(Loaded {
+            slot,
             state,
             model,
             optimizer,
@@ -219,9 +283,9 @@ impl CheckpointDir {
         Ok(None)
     }
 
-    /// Path of the model record of `epoch`.
-    pub fn model_file(&self, epoch: usize) -> PathBuf {
-        self.dir.join(format!("model-{epoch}.bpk"))
+    /// Path of the model record of `slot`.
+    pub fn model_file(&self, slot: Slot) -> PathBuf {
+        self.dir.join(format!("model-{slot}.bpk"))
     }
 
     /// Removes every checkpoint file: a run that does not resume starts over.
@@ -283,7 +347,7 @@ impl CheckpointDir {
     fn run(&self, job: Job) -> Result<(), CheckpointError> {
         match job {
             Job::Write {
-                epoch,
+                slot,
                 records,
                 state,
             } => {
@@ -291,12 +355,12 @@ impl CheckpointDir {
                     let path = self.dir.join(name);
                     write_atomic(&path, &bytes).map_err(self.io(&path))?;
                 }
-                let path = self.dir.join(format!("state-{epoch}.json"));
+                let path = self.dir.join(format!("state-{slot}.json"));
                 write_atomic(&path, &state).map_err(self.io(&path))
             }
-            Job::Delete(epoch) => {
-                let names = std::iter::once(format!("state-{epoch}.json"))
-                    .chain(RECORDS.iter().map(|kind| format!("{kind}-{epoch}.bpk")));
+            Job::Delete(slot) => {
+                let names = std::iter::once(format!("state-{slot}.json"))
+                    .chain(RECORDS.iter().map(|kind| format!("{kind}-{slot}.bpk")));
                 for name in names {
                     let path = self.dir.join(name);
                     match std::fs::remove_file(&path) {
@@ -313,24 +377,24 @@ impl CheckpointDir {
 
 /// Drops each `Write(e)` that a later `Delete(e)` in the same batch undoes, and that delete.
 fn coalesce(jobs: Vec<Job>) -> Vec<Job> {
-    let deleted: Vec<usize> = jobs
+    let deleted: Vec<Slot> = jobs
         .iter()
         .filter_map(|job| match job {
-            Job::Delete(epoch) => Some(*epoch),
+            Job::Delete(slot) => Some(*slot),
             Job::Write { .. } => None,
         })
         .collect();
-    let written: Vec<usize> = jobs
+    let written: Vec<Slot> = jobs
         .iter()
         .filter_map(|job| match job {
-            Job::Write { epoch, .. } => Some(*epoch),
+            Job::Write { slot, .. } => Some(*slot),
             Job::Delete(_) => None,
         })
         .collect();
     jobs.into_iter()
         .filter(|job| match job {
-            Job::Write { epoch, .. } | Job::Delete(epoch) => {
-                !(written.contains(epoch) && deleted.contains(epoch))
+            Job::Write { slot, .. } | Job::Delete(slot) => {
+                !(written.contains(slot) && deleted.contains(slot))
             }
         })
         .collect()
@@ -338,11 +402,11 @@ fn coalesce(jobs: Vec<Job>) -> Vec<Job> {
 
 enum Job {
     Write {
-        epoch: usize,
+        slot: Slot,
         records: Vec<(String, Vec<u8>)>,
         state: Vec<u8>,
     },
-    Delete(usize),
+    Delete(Slot),
 }
 
 /// The writer thread of a run; files are written in the order they are submitted.
@@ -353,21 +417,21 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Queues epoch `state.epoch`: the three records (serialized by the caller, so the values
-    /// are those of this instant), then the state file.
+    /// Queues `slot`: the three records (serialized by the caller, so the values are those of
+    /// this instant), then the state file.
     pub fn write(
         &self,
+        slot: Slot,
         mut state: EpochState,
         model: ModuleRecord,
         optimizer: OptimizerRecord,
         scheduler: LrSchedulerRecord,
     ) -> Result<(), CheckpointError> {
-        let epoch = state.epoch;
         let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
             bytes
-                .map(|b| (format!("{kind}-{epoch}.bpk"), b.to_vec()))
+                .map(|b| (format!("{kind}-{slot}.bpk"), b.to_vec()))
                 .map_err(|e| CheckpointError::Damaged {
-                    file: PathBuf::from(format!("{kind}-{epoch}.bpk")),
+                    file: PathBuf::from(format!("{kind}-{slot}.bpk")),
                     reason: format!("cannot serialize: {e}"),
                 })
         };
@@ -381,19 +445,19 @@ impl Writer {
             .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
             .collect();
         let state = serde_json::to_vec_pretty(&state).map_err(|e| CheckpointError::Damaged {
-            file: PathBuf::from(format!("state-{epoch}.json")),
+            file: PathBuf::from(format!("state-{slot}.json")),
             reason: format!("cannot serialize: {e}"),
         })?;
         self.submit(Job::Write {
-            epoch,
+            slot,
             records,
             state,
         })
     }
 
-    /// Queues the deletion of `epoch`'s files.
-    pub fn delete(&self, epoch: usize) -> Result<(), CheckpointError> {
-        self.submit(Job::Delete(epoch))
+    /// Queues the deletion of `slot`'s files.
+    pub fn delete(&self, slot: Slot) -> Result<(), CheckpointError> {
+        self.submit(Job::Delete(slot))
     }
 
     fn submit(&self, job: Job) -> Result<(), CheckpointError> {
@@ -435,33 +499,39 @@ impl Drop for Writer {
 
 #[cfg(test)]
 mod tests {
-    use super::{Job, coalesce};
+    use super::{Job, Slot, coalesce};
 
     fn write(epoch: usize) -> Job {
         Job::Write {
-            epoch,
+            slot: Slot::Epoch(epoch),
             records: Vec::new(),
             state: Vec::new(),
         }
     }
 
-    fn epochs(jobs: &[Job]) -> Vec<String> {
+    fn delete(epoch: usize) -> Job {
+        Job::Delete(Slot::Epoch(epoch))
+    }
+
+    fn slots(jobs: &[Job]) -> Vec<String> {
         jobs.iter()
             .map(|j| match j {
-                Job::Write { epoch, .. } => format!("w{epoch}"),
-                Job::Delete(epoch) => format!("d{epoch}"),
+                Job::Write { slot, .. } => format!("w{slot}"),
+                Job::Delete(slot) => format!("d{slot}"),
             })
             .collect()
     }
 
     #[test]
     fn a_write_deleted_in_the_same_batch_is_skipped() {
-        let jobs = vec![write(3), Job::Delete(1), write(4), Job::Delete(3), write(5)];
-        assert_eq!(epochs(&coalesce(jobs)), ["d1", "w4", "w5"]);
+        let jobs = vec![write(3), delete(1), write(4), delete(3), write(5)];
+        assert_eq!(slots(&coalesce(jobs)), ["d1", "w4", "w5"]);
         // A delete of an epoch written in an earlier batch stays.
+        assert_eq!(slots(&coalesce(vec![delete(2), write(4)])), ["d2", "w4"]);
+        // Epoch 3's files and the interrupted ones are different slots.
         assert_eq!(
-            epochs(&coalesce(vec![Job::Delete(2), write(4)])),
-            ["d2", "w4"]
+            slots(&coalesce(vec![write(3), Job::Delete(Slot::Interrupted)])),
+            ["w3", "dinterrupted"]
         );
     }
 }

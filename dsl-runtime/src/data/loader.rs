@@ -114,10 +114,21 @@ where
 
     /// The batches of `epoch` (1-based), in plan order, at most `limit` of them.
     pub fn epoch(&self, epoch: usize, limit: Option<usize>) -> EpochBatches<'_, I, B> {
+        self.epoch_after(epoch, limit, 0)
+    }
+
+    /// [`Loader::epoch`] without its first `done` batches: where an interrupted run continues.
+    pub fn epoch_after(
+        &self,
+        epoch: usize,
+        limit: Option<usize>,
+        done: usize,
+    ) -> EpochBatches<'_, I, B> {
         let mut plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
         if let Some(limit) = limit {
             plan.truncate(limit);
         }
+        plan.drain(..done.min(plan.len()));
         let sizes = plan.iter().map(Vec::len).collect();
         let mut batches = EpochBatches {
             loader: self,

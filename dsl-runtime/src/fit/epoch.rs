@@ -58,6 +58,15 @@ impl EpochState<'_> {
     }
 }
 
+/// How a training epoch ended, when no error stopped it.
+pub(super) enum EpochEnd {
+    /// Every batch was trained and the metrics reduced.
+    Completed,
+    /// Ctrl-C or SIGTERM: stopped after `batches` batches of the epoch, the last being global
+    /// step `step`, with no gradient left waiting to be applied.
+    Interrupted { batches: usize, step: usize },
+}
+
 /// The model and what moves it: the optimizer and the learning-rate schedule.
 pub(super) struct TrainState<M> {
     pub model: M,
@@ -93,26 +102,29 @@ impl<M: LearnerModel> TrainState<M> {
         }
     }
 
-    /// One pass over the training split. `steps_before` is the global step count at the start of
+    /// One pass over the training split, or its rest after the first `done` batches (a run
+    /// interrupted inside the epoch). `steps_before` is the global step count at the start of
     /// the epoch, so step numbers do not depend on where a run was resumed.
     pub fn train_epoch<I>(
         &mut self,
         loader: &Loader<I, <M as TrainStep>::Input>,
         steps_before: usize,
+        done: usize,
         metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
         series: &[usize],
         ctx: &mut EpochState<'_>,
-    ) -> Result<(), FitError>
+    ) -> Result<EpochEnd, FitError>
     where
         I: Clone + Send + Sync + 'static,
     {
         let epoch = ctx.epoch;
-        let mut batches = loader.epoch(epoch, ctx.limits.0);
-        let num_batches = batches.len();
-        ctx.progress.epoch_start(epoch, ctx.last_epoch, num_batches);
+        let mut batches = loader.epoch_after(epoch, ctx.limits.0, done);
+        let num_batches = done + batches.len();
+        ctx.progress
+            .epoch_start(epoch, ctx.last_epoch, batches.len());
         let mut accumulator = GradientsAccumulator::<M>::new();
         let mut accumulated = 0;
-        let mut index = 0;
+        let mut index = done;
         while let Some(batch) = batches.next() {
             index += 1;
             let step = steps_before + index;
@@ -179,15 +191,16 @@ impl<M: LearnerModel> TrainState<M> {
                 }
             }
             ctx.progress.step(step_loss);
-            if self.interrupt.as_deref().is_some_and(Interrupt::raised) {
-                return Err(FitError::Interrupted {
-                    epoch,
+            // Only between optimizer steps: accumulated gradients are not part of a checkpoint.
+            if accumulated == 0 && self.interrupt.as_deref().is_some_and(Interrupt::raised) {
+                return Ok(EpochEnd::Interrupted {
+                    batches: index,
                     step,
-                    checkpoint: None,
                 });
             }
         }
-        ctx.finish(Split::Train, metrics, series)
+        ctx.finish(Split::Train, metrics, series)?;
+        Ok(EpochEnd::Completed)
     }
 }
 

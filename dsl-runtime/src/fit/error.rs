@@ -71,9 +71,10 @@ pub enum FitError {
     /// SIGINT or SIGTERM arrived; the current step finished and the run stopped.
     #[error(
         "interrupted at epoch {epoch}, step {step}; {}",
-        match checkpoint {
-            Some(e) => format!("the last checkpoint is epoch {e}: resume with `resume: latest` to continue after it"),
-            None => "no epoch was checkpointed yet: the next run starts over".to_owned(),
+        match (saved_here, checkpoint) {
+            (true, _) => "saved at this step: resume with `resume: latest` to continue from it".to_owned(),
+            (false, Some(e)) => format!("the last checkpoint is epoch {e}: resume with `resume: latest` to continue after it"),
+            (false, None) => "no epoch was checkpointed yet: the next run starts over".to_owned(),
         }
     )]
     Interrupted {
@@ -81,7 +82,10 @@ pub enum FitError {
         epoch: usize,
         /// The last completed global step.
         step: usize,
-        /// The newest checkpointed epoch, where `resume: latest` continues.
+        /// Whether the run was checkpointed at that step (it is when every training metric can
+        /// carry its state over; otherwise `resume: latest` trains the epoch again).
+        saved_here: bool,
+        /// The newest checkpointed epoch.
         checkpoint: Option<usize>,
     },
     /// Burn's `SupervisedTraining` (engine `burn`) reported an error.

@@ -24,7 +24,8 @@ pub use error::FitError;
 pub use options::FitOptions;
 
 use crate::checkpoint::{
-    CheckpointDir, CheckpointError, EpochState as CheckpointState, Policy, Writer, retained,
+    CheckpointDir, CheckpointError, EpochState as CheckpointState, Policy, Slot, Within, Writer,
+    retained,
 };
 use crate::data::Loader;
 use crate::history::{History, Split};
@@ -34,7 +35,7 @@ use crate::output::run_dir::RunDir;
 use crate::output::{console, plot};
 use crate::spec::GradClip;
 use early_stop::Plateau;
-use epoch::{EpochState, TrainState};
+use epoch::{EpochEnd, EpochState, TrainState};
 use interrupt::Interrupt;
 
 /// The output of the model's training step.
@@ -231,20 +232,22 @@ impl<M: LearnerModel> Fit<M> {
         let path = options.run_dir();
         let checkpoints = CheckpointDir::new(&path);
         let mut first_epoch = options.first_epoch;
+        // Where a run interrupted inside an epoch stopped in it.
+        let mut within: Option<Within> = None;
         match options.resume {
             Some(resume) => {
                 if let Some(loaded) = resume::load(&checkpoints, resume, options.quiet)? {
-                    let epoch = loaded.state.epoch;
                     history = resume::history(loaded.state.history, &history)?;
                     model = model.try_load_record(loaded.model).map_err(|e| {
                         CheckpointError::Mismatch {
-                            file: checkpoints.model_file(epoch),
+                            file: checkpoints.model_file(loaded.slot),
                             reason: e.to_string(),
                         }
                     })?;
                     optimizer = optimizer.load_record(loaded.optimizer);
                     lr_scheduler = lr_scheduler.load_record(loaded.scheduler);
-                    first_epoch = epoch + 1;
+                    first_epoch = loaded.state.epoch + 1;
+                    within = loaded.state.within;
                 }
             }
             None if options.checkpoint.is_some() && options.write_files && first_epoch == 1 => {
@@ -259,9 +262,10 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters: &hyperparameters,
         };
         let mut run_dir = if options.write_files {
+            let last_step = within.as_ref().map(|w| w.step);
             config
                 .to_json()
-                .and_then(|json| RunDir::create(&path, &json, first_epoch - 1))
+                .and_then(|json| RunDir::create(&path, &json, first_epoch - 1, last_step))
                 .map_err(|source| FitError::RunDir { path, source })?
         } else {
             RunDir::disabled(&path)
@@ -272,9 +276,34 @@ impl<M: LearnerModel> Fit<M> {
                 writer: checkpoints.writer()?,
                 saved: checkpoints.epochs()?,
                 policies: policies.clone(),
+                interrupted_on_disk: checkpoints.has_interrupted(),
             }),
             None => None,
         };
+        if let Some(saving) = &mut saving
+            && saving.interrupted_on_disk
+            && within.is_none()
+        {
+            // Not continuing from an interrupted run's checkpoint makes it stale.
+            saving.writer.delete(Slot::Interrupted)?;
+            saving.interrupted_on_disk = false;
+        }
+        if let Some(within) = &within {
+            if within.carried.len() != train_metrics.len() {
+                return Err(FitError::InvalidOption {
+                    option: "resume",
+                    message: "the interrupted run recorded other training metrics: resume with the same metrics".to_owned(),
+                });
+            }
+            for (metric, carried) in train_metrics.iter_mut().zip(&within.carried) {
+                metric
+                    .restore(carried)
+                    .map_err(|message| FitError::InvalidOption {
+                        option: "resume",
+                        message,
+                    })?;
+            }
+        }
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
             None => None,
@@ -347,21 +376,46 @@ impl<M: LearnerModel> Fit<M> {
                 progress: &mut progress,
                 limits: (options.limit_train_batches, options.limit_valid_batches),
             };
+            let done = match within.take() {
+                Some(within) => within.batches,
+                None => 0,
+            };
             let trained = state.train_epoch(
                 &train_loader,
                 (epoch - 1) * steps_per_epoch,
+                done,
                 &mut train_metrics,
                 &train_series,
                 &mut ctx,
-            );
-            if let Err(FitError::Interrupted { epoch, step, .. }) = trained {
+            )?;
+            if let EpochEnd::Interrupted { batches, step } = trained {
+                run_dir.flush().map_err(|source| FitError::RunDir {
+                    path: run_dir.path().to_owned(),
+                    source,
+                })?;
+                let newest = saving.as_ref().and_then(|s| s.saved.last().copied());
+                let saved_here = match saving {
+                    Some(saving) => saving.interrupted(
+                        epoch,
+                        Within {
+                            batches,
+                            step,
+                            carried: Vec::new(),
+                        },
+                        &train_metrics,
+                        &state,
+                        &history,
+                        (&options, &hyperparameters),
+                    )?,
+                    None => false,
+                };
                 return Err(FitError::Interrupted {
                     epoch,
                     step,
-                    checkpoint: saving.as_ref().and_then(|s| s.saved.last().copied()),
+                    saved_here,
+                    checkpoint: newest,
                 });
             }
-            trained?;
             epoch::valid_epoch(
                 &state.model,
                 &valid_loader,
@@ -377,7 +431,7 @@ impl<M: LearnerModel> Fit<M> {
                 console::epoch_line(&history, epoch, options.epochs, started.elapsed())
             });
             if let Some(saving) = &mut saving {
-                saving.epoch_done(epoch, &state, &history, &options, &hyperparameters)?;
+                saving.epoch_done(epoch, &state, &history, (&options, &hyperparameters))?;
             }
             last_epoch = epoch;
             stopped = stopper
@@ -459,37 +513,91 @@ struct Saving {
     writer: Writer,
     saved: Vec<usize>,
     policies: Vec<Policy>,
+    /// Whether an interrupted run's checkpoint is still there, to delete once an epoch ends.
+    interrupted_on_disk: bool,
 }
 
 impl Saving {
-    /// Queues `epoch`'s checkpoint, then the deletion of epochs no policy keeps any more.
+    /// Queues `epoch`'s checkpoint, then the deletion of epochs no policy keeps any more and of
+    /// the checkpoint an interrupted run left inside this epoch, if any.
     fn epoch_done<M: LearnerModel>(
         &mut self,
         epoch: usize,
         state: &TrainState<M>,
         history: &History,
-        options: &FitOptions,
-        hyperparameters: &serde_json::Value,
+        run: (&FitOptions, &serde_json::Value),
+    ) -> Result<(), FitError> {
+        self.write(Slot::Epoch(epoch), epoch, None, state, history, run)?;
+        if self.interrupted_on_disk {
+            self.writer.delete(Slot::Interrupted)?;
+            self.interrupted_on_disk = false;
+        }
+        self.saved.retain(|&e| e != epoch);
+        self.saved.push(epoch);
+        let keep = retained(&self.policies, &self.saved, epoch, history);
+        for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
+            self.writer.delete(Slot::Epoch(old))?;
+        }
+        self.saved = keep;
+        Ok(())
+    }
+
+    /// Ends a run interrupted inside an epoch: writes where it got to when every training
+    /// metric can carry its state over (otherwise the epoch is trained again on resume, which
+    /// keeps every metric exact), then waits for all writes. Returns whether it wrote.
+    fn interrupted<M: LearnerModel>(
+        self,
+        epoch: usize,
+        mut within: Within,
+        train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        state: &TrainState<M>,
+        history: &History,
+        run: (&FitOptions, &serde_json::Value),
+    ) -> Result<bool, FitError> {
+        let carried: Option<Vec<serde_json::Value>> =
+            train_metrics.iter().map(|m| m.carry()).collect();
+        let written = match carried {
+            Some(carried) => {
+                within.carried = carried;
+                self.write(
+                    Slot::Interrupted,
+                    epoch - 1,
+                    Some(within),
+                    state,
+                    history,
+                    run,
+                )?;
+                true
+            }
+            None => false,
+        };
+        self.writer.finish()?;
+        Ok(written)
+    }
+
+    fn write<M: LearnerModel>(
+        &self,
+        slot: Slot,
+        epoch: usize,
+        within: Option<Within>,
+        state: &TrainState<M>,
+        history: &History,
+        (options, hyperparameters): (&FitOptions, &serde_json::Value),
     ) -> Result<(), FitError> {
         self.writer.write(
+            slot,
             CheckpointState {
                 epoch,
                 files: Default::default(),
                 history: history.clone(),
                 options: options.clone(),
                 hyperparameters: hyperparameters.clone(),
+                within,
             },
             state.model.clone().into_record(),
             state.optimizer.to_record(),
             state.lr_scheduler.to_record(),
         )?;
-        self.saved.retain(|&e| e != epoch);
-        self.saved.push(epoch);
-        let keep = retained(&self.policies, &self.saved, epoch, history);
-        for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
-            self.writer.delete(old)?;
-        }
-        self.saved = keep;
         Ok(())
     }
 }

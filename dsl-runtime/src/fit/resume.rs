@@ -1,13 +1,14 @@
 //! Finding the checkpoint a run continues from.
 
-use crate::checkpoint::{CheckpointDir, Loaded, Resume};
+use crate::checkpoint::{CheckpointDir, CheckpointError, EpochState, Loaded, Resume};
 use crate::history::History;
 
 use super::FitError;
 
-/// The checkpoint to resume from: `None` for `Latest` in a run that has none yet. A damaged
-/// newest epoch falls back to the previous intact one, saying so on stderr; an explicitly
-/// requested epoch that is damaged is an error.
+/// The checkpoint to resume from: `None` for `Latest` in a run that has none yet. `Latest` is
+/// the checkpoint an interrupted run left inside an epoch when no epoch was completed after
+/// it, else the newest epoch. A damaged newest checkpoint falls back to the previous intact
+/// one, saying so on stderr; an explicitly requested epoch that is damaged is an error.
 pub(super) fn load(
     checkpoints: &CheckpointDir,
     resume: Resume,
@@ -15,18 +16,50 @@ pub(super) fn load(
 ) -> Result<Option<Loaded>, FitError> {
     let loaded = match resume {
         Resume::Epoch(epoch) => Some(checkpoints.load(epoch)?),
-        Resume::Latest => match checkpoints.load_latest()? {
-            Some((loaded, skipped)) => {
-                for note in skipped {
-                    eprintln!("warning: {note}");
+        Resume::Latest => {
+            let interrupted = match checkpoints.load_interrupted() {
+                Ok(loaded) => loaded,
+                Err(err @ CheckpointError::Damaged { .. }) => {
+                    eprintln!("warning: the interrupted run's checkpoint is skipped: {err}");
+                    None
                 }
-                Some(loaded)
+                Err(err) => return Err(err.into()),
+            };
+            let latest = match checkpoints.load_latest()? {
+                Some((loaded, skipped)) => {
+                    for note in skipped {
+                        eprintln!("warning: {note}");
+                    }
+                    Some(loaded)
+                }
+                None => None,
+            };
+            match (interrupted, latest) {
+                (Some(inside), Some(after)) if after.state.epoch > inside.state.epoch => {
+                    Some(after)
+                }
+                (Some(inside), _) => Some(inside),
+                (None, latest) => latest,
             }
-            None => None,
-        },
+        }
     };
     if !quiet {
         match &loaded {
+            Some(Loaded {
+                state:
+                    EpochState {
+                        epoch,
+                        within: Some(within),
+                        ..
+                    },
+                ..
+            }) => eprintln!(
+                "resuming inside epoch {} after batch {} (step {}) from {}",
+                epoch + 1,
+                within.batches,
+                within.step,
+                checkpoints.path().display()
+            ),
             Some(loaded) => eprintln!(
                 "resuming after epoch {} from {}",
                 loaded.state.epoch,

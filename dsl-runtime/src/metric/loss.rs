@@ -35,6 +35,9 @@ pub struct SampleLoss {
     name: MetricName,
     state: NumericMetricState,
     last: f32,
+    /// This epoch's batch losses and sample counts: what a checkpoint taken inside an epoch
+    /// carries, since Burn's `NumericMetricState` does not expose its sums.
+    epoch: Vec<(f32, usize)>,
 }
 
 impl Default for SampleLoss {
@@ -43,7 +46,32 @@ impl Default for SampleLoss {
             name: Arc::new("Loss".to_owned()),
             state: NumericMetricState::new(),
             last: f32::NAN,
+            epoch: Vec::new(),
         }
+    }
+}
+
+impl SampleLoss {
+    fn record(&mut self, loss: f32, samples: usize) {
+        self.last = loss;
+        self.state.update(f64::from(loss), samples);
+        self.epoch.push((loss, samples));
+    }
+
+    /// This epoch's batches so far, for a checkpoint inside an epoch.
+    pub(crate) fn carry(&self) -> serde_json::Value {
+        serde_json::json!(self.epoch)
+    }
+
+    /// Replays the batches [`SampleLoss::carry`] gave, in order, which reaches the same sums
+    /// bit for bit; returns how many there were.
+    pub(crate) fn restore(&mut self, carried: &serde_json::Value) -> Result<usize, String> {
+        let batches: Vec<(f32, usize)> =
+            serde_json::from_value(carried.clone()).map_err(|e| e.to_string())?;
+        for &(loss, samples) in &batches {
+            self.record(loss, samples);
+        }
+        Ok(batches.len())
     }
 }
 
@@ -71,8 +99,7 @@ impl Metric for SampleLoss {
             [1] => input.loss.clone(),
             _ => input.loss.clone().mean(),
         };
-        self.last = loss.try_into_scalar::<f32>()?;
-        self.state.update(f64::from(self.last), input.samples);
+        self.record(loss.try_into_scalar::<f32>()?, input.samples);
         // Burn's metrics format a display string on every update for its renderers. The fit
         // loop reads values, not strings, and on small models that formatting was a visible
         // share of each step (see the README's benchmark notes), so the per-step entry is empty.
@@ -87,6 +114,7 @@ impl Metric for SampleLoss {
     fn clear(&mut self) {
         self.state.reset();
         self.last = f32::NAN;
+        self.epoch.clear();
     }
 }
 

@@ -4,8 +4,12 @@
 //! call per metric per batch, no lookup by name. Whether an output can feed a metric is decided
 //! when the metric is added (`Output: Adaptor<Input>`), so a mismatch is a compile error.
 
+use std::any::Any;
+
 use burn::tensor::TensorReadError;
 use burn::train::metric::{Adaptor, Metric, MetricAttributes, MetricMetadata, Numeric};
+
+use super::SampleLoss;
 
 /// One metric of one split, updated every batch and reduced at the end of an epoch.
 pub trait SplitMetric<O>: Send {
@@ -21,6 +25,18 @@ pub trait SplitMetric<O>: Send {
     ) -> Result<Option<f64>, TensorReadError>;
     /// The epoch's value; the metric is then cleared for the next epoch.
     fn finish_epoch(&mut self) -> Result<f64, TensorReadError>;
+    /// This epoch's state so far, for a checkpoint taken inside an epoch; `None` when the
+    /// metric cannot hand it over, and an interrupted run then redoes the epoch instead.
+    fn carry(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Takes back what [`SplitMetric::carry`] gave, as if those batches had just been fed.
+    fn restore(&mut self, _carried: &serde_json::Value) -> Result<(), String> {
+        Err(format!(
+            "`{}` cannot be restored inside an epoch",
+            self.key()
+        ))
+    }
 }
 
 /// A Burn metric `M` with the key it is reported under.
@@ -90,6 +106,21 @@ where
         self.updates = 0;
         Ok(value)
     }
+
+    // Only our loss can hand its state over: Burn's metrics keep theirs private.
+    fn carry(&self) -> Option<serde_json::Value> {
+        let loss: &dyn Any = &self.metric;
+        loss.downcast_ref::<SampleLoss>().map(SampleLoss::carry)
+    }
+
+    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
+        let loss: &mut dyn Any = &mut self.metric;
+        let loss = loss
+            .downcast_mut::<SampleLoss>()
+            .ok_or_else(|| format!("`{}` cannot be restored inside an epoch", self.key))?;
+        self.updates = loss.restore(carried)?;
+        Ok(())
+    }
 }
 
 /// A boxed metric is a metric: lets `Fit::train_metric` take what `training!` builds.
@@ -112,5 +143,94 @@ impl<O> SplitMetric<O> for Box<dyn SplitMetric<O>> {
 
     fn finish_epoch(&mut self) -> Result<f64, TensorReadError> {
         self.as_mut().finish_epoch()
+    }
+
+    fn carry(&self) -> Option<serde_json::Value> {
+        self.as_ref().carry()
+    }
+
+    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
+        self.as_mut().restore(carried)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::data::dataloader::Progress;
+    use burn::tensor::{Device, Tensor};
+    use burn::train::metric::MetricMetadata;
+    use burn::train::{ClassificationOutput, RegressionOutput};
+
+    use super::SplitMetric;
+    use crate::metric::{accuracy, loss};
+
+    fn batch(device: &Device, loss: f32, samples: usize) -> RegressionOutput {
+        RegressionOutput {
+            loss: Tensor::from_floats([loss], device),
+            output: Tensor::zeros([samples, 1], device),
+            targets: Tensor::zeros([samples, 1], device),
+        }
+    }
+
+    #[test]
+    fn the_loss_carried_over_an_interruption_ends_the_epoch_with_the_same_bits() {
+        let device = Device::flex();
+        let batches = [(0.913_f32, 16), (0.71, 16), (0.652, 7)];
+        let metadata = MetricMetadata {
+            progress: Progress {
+                items_processed: 0,
+                items_total: 39,
+                unit: None,
+            },
+            iteration: None,
+            lr: None,
+        };
+        let mut whole = loss();
+        let mut before = loss();
+        for &(value, samples) in &batches {
+            SplitMetric::<RegressionOutput>::update(
+                &mut whole,
+                &batch(&device, value, samples),
+                &metadata,
+            )
+            .unwrap();
+        }
+        for &(value, samples) in &batches[..2] {
+            SplitMetric::<RegressionOutput>::update(
+                &mut before,
+                &batch(&device, value, samples),
+                &metadata,
+            )
+            .unwrap();
+        }
+        let carried = SplitMetric::<RegressionOutput>::carry(&before).unwrap();
+        let text = serde_json::to_string(&carried).unwrap();
+        let mut after = loss();
+        SplitMetric::<RegressionOutput>::restore(&mut after, &serde_json::from_str(&text).unwrap())
+            .unwrap();
+        let (value, samples) = batches[2];
+        SplitMetric::<RegressionOutput>::update(
+            &mut after,
+            &batch(&device, value, samples),
+            &metadata,
+        )
+        .unwrap();
+        let expected = SplitMetric::<RegressionOutput>::finish_epoch(&mut whole).unwrap();
+        let resumed = SplitMetric::<RegressionOutput>::finish_epoch(&mut after).unwrap();
+        assert_eq!(resumed.to_bits(), expected.to_bits());
+        // Nothing is carried into the next epoch.
+        assert_eq!(
+            SplitMetric::<RegressionOutput>::carry(&whole),
+            Some(serde_json::json!([]))
+        );
+    }
+
+    #[test]
+    fn burns_metrics_cannot_be_carried() {
+        let mut metric = accuracy();
+        assert_eq!(SplitMetric::<ClassificationOutput>::carry(&metric), None);
+        let err = SplitMetric::<ClassificationOutput>::restore(&mut metric, &serde_json::json!([]))
+            .unwrap_err();
+        assert!(err.contains("`accuracy`"), "{err}");
     }
 }

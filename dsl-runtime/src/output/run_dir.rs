@@ -19,22 +19,32 @@ pub(crate) struct RunDir {
 
 impl RunDir {
     /// Creates `path`, writes `config.json` and opens `metrics.csv`. A run continuing after
-    /// epoch `done` > 0 keeps the rows of epochs up to `done` and drops later ones, which an
+    /// epoch `done` keeps the rows of epochs up to `done` (and, continuing inside epoch
+    /// `done + 1`, its step rows up to global step `last_step`) and drops later ones, which an
     /// interrupted process may have left, so no row appears twice. Fails before any training
     /// when the directory is not writable.
-    pub(crate) fn create(path: &Path, config_json: &[u8], done: usize) -> std::io::Result<Self> {
+    pub(crate) fn create(
+        path: &Path,
+        config_json: &[u8],
+        done: usize,
+        last_step: Option<usize>,
+    ) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
         replace_file(&path.join("config.json"), config_json)?;
         let csv_path = path.join("metrics.csv");
-        let fresh = done == 0 || !csv_path.exists();
+        let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
         if !fresh {
             let kept: String = std::fs::read_to_string(&csv_path)?
                 .lines()
                 .filter(|line| {
-                    line.split(',')
-                        .nth(1)
-                        .and_then(|e| e.parse::<usize>().ok())
-                        .is_none_or(|e| e <= done)
+                    let mut columns = line.split(',');
+                    let step = columns.next().and_then(|s| s.parse::<usize>().ok());
+                    let Some(epoch) = columns.next().and_then(|e| e.parse::<usize>().ok()) else {
+                        return true; // the header
+                    };
+                    epoch <= done
+                        || (epoch == done + 1
+                            && step.zip(last_step).is_some_and(|(step, last)| step <= last))
                 })
                 .map(|line| format!("{line}\n"))
                 .collect();
@@ -136,7 +146,32 @@ impl std::fmt::Display for CsvValue {
 
 #[cfg(test)]
 mod tests {
-    use super::CsvValue;
+    use super::{CsvValue, RunDir};
+    use crate::history::Split;
+
+    #[test]
+    fn a_run_continuing_inside_an_epoch_keeps_its_rows_up_to_the_saved_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = RunDir::create(dir.path(), b"{}", 0, None).unwrap();
+        for step in 1..=4 {
+            let epoch = 1 + (step - 1) / 2;
+            run.step_row(step, epoch, Split::Train, "loss", 1.0 / step as f64)
+                .unwrap();
+            if step % 2 == 0 {
+                run.epoch_row(epoch, Split::Train, "loss", 0.5).unwrap();
+            }
+        }
+        run.flush().unwrap();
+        drop(run);
+        // Saved inside epoch 2 after step 3: step 4 and epoch 2's value were written later.
+        let run = RunDir::create(dir.path(), b"{}", 1, Some(3)).unwrap();
+        drop(run);
+        let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
+        assert_eq!(
+            csv,
+            "step,epoch,split,metric,value\n1,1,train,loss,1\n2,1,train,loss,0.5\n,1,train,loss,0.5\n3,2,train,loss,0.3333333333333333\n"
+        );
+    }
 
     #[test]
     fn values_round_trip() {

@@ -11,18 +11,20 @@ use seed::Mlp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_train");
 
-fn spawn(artifacts: &Path) -> Child {
+/// The example on `artifacts`, with `flags` added (e.g. `--set grad_accumulation=2`).
+fn spawn(artifacts: &Path, flags: &[&str]) -> Child {
     Command::new(BIN)
         .arg("--artifacts")
         .arg(artifacts)
+        .args(flags)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the example starts")
 }
 
-fn finish(artifacts: &Path) -> Output {
-    let output = spawn(artifacts).wait_with_output().unwrap();
+fn finish(artifacts: &Path, flags: &[&str]) -> Output {
+    let output = spawn(artifacts, flags).wait_with_output().unwrap();
     assert!(
         output.status.success(),
         "{}",
@@ -87,7 +89,7 @@ impl Delays {
 fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
     let reference_dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    finish(reference_dir.path());
+    finish(reference_dir.path(), &[]);
     let full_ms = started.elapsed().as_millis() as u64;
     let reference = outcome(reference_dir.path());
 
@@ -100,7 +102,7 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
     while kills < 10 {
         attempts += 1;
         assert!(attempts < 100, "could not land 10 kills in 100 attempts");
-        let mut child = spawn(&artifacts);
+        let mut child = spawn(&artifacts, &[]);
         std::thread::sleep(Duration::from_millis(delays.next_ms(full_ms / 3 + 1)));
         let finished = child.try_wait().unwrap().is_some();
         child.kill().unwrap(); // SIGKILL
@@ -120,13 +122,13 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
         // Resume a copy to the end: it must match the uninterrupted run exactly.
         let scratch = dir.path().join(format!("resumed-{kills}"));
         copy_dir(&artifacts, &scratch);
-        finish(&scratch);
+        finish(&scratch, &[]);
         if outcome(&scratch) == reference {
             matched += 1;
         }
         std::fs::remove_dir_all(&scratch).unwrap();
     }
-    finish(&artifacts);
+    finish(&artifacts, &[]);
     println!(
         "kill points: {kills}, newest intact checkpoint at each: {resumed_from:?}, resumed runs matching bit for bit: {matched}"
     );
@@ -134,10 +136,12 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
     assert!(outcome(&artifacts) == reference, "the final run differs");
 }
 
-#[test]
-fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
+/// SIGTERM while the run trains, then `resume: latest`: the run stops after the step it is
+/// in (with gradient accumulation, after the optimizer step), saves it, and the resumed run
+/// continues from that step to the uninterrupted run's files.
+fn sigterm_then_resume(flags: &[&str]) {
     let reference_dir = tempfile::tempdir().unwrap();
-    finish(reference_dir.path());
+    finish(reference_dir.path(), flags);
     let reference = outcome(reference_dir.path());
 
     let dir = tempfile::tempdir().unwrap();
@@ -147,7 +151,7 @@ fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
     let mut delay = 80u64;
     for _ in 0..12 {
         let _ = std::fs::remove_dir_all(dir.path().join("resumable"));
-        let child = spawn(dir.path());
+        let child = spawn(dir.path(), flags);
         std::thread::sleep(Duration::from_millis(delay));
         Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
@@ -165,6 +169,28 @@ fn sigterm_finishes_the_step_exits_130_and_resume_latest_continues() {
     }
     let stderr = interrupted.expect("one of the runs is still training when SIGTERM arrives");
     assert!(stderr.contains("interrupted at epoch"), "{stderr}");
-    finish(dir.path());
+    // The run's only training metric is the loss, which carries over: the step is saved.
+    assert!(stderr.contains("saved at this step"), "{stderr}");
+    let inside = dir
+        .path()
+        .join("resumable/checkpoint/state-interrupted.json");
+    assert!(inside.exists(), "no checkpoint inside the epoch");
+    let resumed = finish(dir.path(), flags);
+    let resumed = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.contains("resuming inside epoch"), "{resumed}");
+    assert!(
+        !inside.exists(),
+        "the interrupted run's checkpoint outlived the next epoch"
+    );
     assert!(outcome(dir.path()) == reference, "the resumed run differs");
+}
+
+#[test]
+fn sigterm_finishes_the_step_saves_it_exits_130_and_resume_latest_continues_from_it() {
+    sigterm_then_resume(&[]);
+}
+
+#[test]
+fn with_gradient_accumulation_sigterm_stops_after_the_optimizer_step() {
+    sigterm_then_resume(&["--set", "grad_accumulation=4"]);
 }
