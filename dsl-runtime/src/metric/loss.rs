@@ -10,7 +10,6 @@
 use std::sync::Arc;
 
 use burn::tensor::{Tensor, TensorReadError};
-use burn::train::metric::state::NumericMetricState;
 use burn::train::metric::{
     Adaptor, Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes,
     NumericEntry, SerializedEntry,
@@ -18,6 +17,7 @@ use burn::train::metric::{
 use burn::train::{
     ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput, SequenceOutput,
 };
+use serde::{Deserialize, Serialize};
 
 /// What [`SampleLoss`] reads from a step output: the loss and how many samples it averages.
 pub struct SampleLossInput {
@@ -30,48 +30,57 @@ pub struct SampleLossInput {
 /// Loss averaged over samples rather than batches (see the module docs). Its `SerializedEntry`s
 /// are empty: the fit loop reads numbers, so no string is formatted per step. Register Burn's
 /// `LossMetric` instead when handing a model to Burn's `SupervisedTraining` yourself.
+///
+/// Its sums are kept here rather than in Burn's `NumericMetricState` (same arithmetic) because
+/// a checkpoint taken inside an epoch must carry them, and Burn's state keeps them private.
 #[derive(Clone)]
 pub struct SampleLoss {
     name: MetricName,
-    state: NumericMetricState,
+    /// Sum of `loss × samples` over the epoch's batches.
+    sum: f64,
+    /// Samples over the epoch's batches.
+    samples: usize,
     last: f32,
-    /// This epoch's batch losses and sample counts: what a checkpoint taken inside an epoch
-    /// carries, since Burn's `NumericMetricState` does not expose its sums.
-    epoch: Vec<(f32, usize)>,
+}
+
+/// What a checkpoint inside an epoch carries of [`SampleLoss`]: its sums, exact in JSON.
+#[derive(Serialize, Deserialize)]
+struct Carried {
+    sum: f64,
+    samples: usize,
 }
 
 impl Default for SampleLoss {
     fn default() -> Self {
         Self {
             name: Arc::new("Loss".to_owned()),
-            state: NumericMetricState::new(),
+            sum: 0.0,
+            samples: 0,
             last: f32::NAN,
-            epoch: Vec::new(),
         }
     }
 }
 
 impl SampleLoss {
-    fn record(&mut self, loss: f32, samples: usize) {
-        self.last = loss;
-        self.state.update(f64::from(loss), samples);
-        self.epoch.push((loss, samples));
-    }
-
-    /// This epoch's batches so far, for a checkpoint inside an epoch.
+    /// This epoch's sums so far, for a checkpoint inside an epoch.
     pub(crate) fn carry(&self) -> serde_json::Value {
-        serde_json::json!(self.epoch)
+        serde_json::json!(Carried {
+            sum: self.sum,
+            samples: self.samples,
+        })
     }
 
-    /// Replays the batches [`SampleLoss::carry`] gave, in order, which reaches the same sums
-    /// bit for bit; returns how many there were.
-    pub(crate) fn restore(&mut self, carried: &serde_json::Value) -> Result<usize, String> {
-        let batches: Vec<(f32, usize)> =
+    /// Takes back the sums [`SampleLoss::carry`] gave.
+    pub(crate) fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
+        let Carried { sum, samples } =
             serde_json::from_value(carried.clone()).map_err(|e| e.to_string())?;
-        for &(loss, samples) in &batches {
-            self.record(loss, samples);
-        }
-        Ok(batches.len())
+        self.sum = sum;
+        self.samples = samples;
+        Ok(())
+    }
+
+    fn mean(&self) -> f64 {
+        self.sum / self.samples as f64
     }
 }
 
@@ -99,7 +108,11 @@ impl Metric for SampleLoss {
             [1] => input.loss.clone(),
             _ => input.loss.clone().mean(),
         };
-        self.record(loss.try_into_scalar::<f32>()?, input.samples);
+        self.last = loss.try_into_scalar::<f32>()?;
+        if input.samples > 0 {
+            self.sum += f64::from(self.last) * input.samples as f64;
+            self.samples += input.samples;
+        }
         // Burn's metrics format a display string on every update for its renderers. The fit
         // loop reads values, not strings, and on small models that formatting was a visible
         // share of each step (see the README's benchmark notes), so the per-step entry is empty.
@@ -112,9 +125,9 @@ impl Metric for SampleLoss {
     }
 
     fn clear(&mut self) {
-        self.state.reset();
+        self.sum = 0.0;
+        self.samples = 0;
         self.last = f32::NAN;
-        self.epoch.clear();
     }
 }
 
@@ -124,11 +137,14 @@ impl Numeric for SampleLoss {
     }
 
     fn running_value(&self) -> Option<NumericEntry> {
-        Some(self.state.running_value())
+        Some(NumericEntry::Aggregated {
+            aggregated_value: self.mean(),
+            count: self.samples,
+        })
     }
 
     fn final_value(&self) -> NumericEntry {
-        self.state.final_value()
+        NumericEntry::Final(self.mean())
     }
 }
 

@@ -110,15 +110,21 @@ where
     // Only our loss can hand its state over: Burn's metrics keep theirs private.
     fn carry(&self) -> Option<serde_json::Value> {
         let loss: &dyn Any = &self.metric;
-        loss.downcast_ref::<SampleLoss>().map(SampleLoss::carry)
+        let loss = loss.downcast_ref::<SampleLoss>()?;
+        Some(serde_json::json!({ "batches": self.updates, "loss": loss.carry() }))
     }
 
     fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
+        let key = &self.key;
         let loss: &mut dyn Any = &mut self.metric;
         let loss = loss
             .downcast_mut::<SampleLoss>()
-            .ok_or_else(|| format!("`{}` cannot be restored inside an epoch", self.key))?;
-        self.updates = loss.restore(carried)?;
+            .ok_or_else(|| format!("`{key}` cannot be restored inside an epoch"))?;
+        let batches = carried["batches"]
+            .as_u64()
+            .ok_or_else(|| format!("`{key}`: the checkpoint carries no batch count"))?;
+        loss.restore(&carried["loss"])?;
+        self.updates = batches as usize;
         Ok(())
     }
 }
@@ -221,7 +227,7 @@ mod tests {
         // Nothing is carried into the next epoch.
         assert_eq!(
             SplitMetric::<RegressionOutput>::carry(&whole),
-            Some(serde_json::json!([]))
+            Some(serde_json::json!({"batches": 0, "loss": {"sum": 0.0, "samples": 0}}))
         );
     }
 
@@ -229,7 +235,7 @@ mod tests {
     fn burns_metrics_cannot_be_carried() {
         let mut metric = accuracy();
         assert_eq!(SplitMetric::<ClassificationOutput>::carry(&metric), None);
-        let err = SplitMetric::<ClassificationOutput>::restore(&mut metric, &serde_json::json!([]))
+        let err = SplitMetric::<ClassificationOutput>::restore(&mut metric, &serde_json::json!({}))
             .unwrap_err();
         assert!(err.contains("`accuracy`"), "{err}");
     }
