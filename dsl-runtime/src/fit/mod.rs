@@ -376,10 +376,7 @@ impl<M: LearnerModel> Fit<M> {
                 progress: &mut progress,
                 limits: (options.limit_train_batches, options.limit_valid_batches),
             };
-            let done = match within.take() {
-                Some(within) => within.batches,
-                None => 0,
-            };
+            let done = within.take().map_or(0, |within| within.batches);
             let trained = state.train_epoch(
                 &train_loader,
                 (epoch - 1) * steps_per_epoch,
