@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use super::atomic::replace_file;
 use crate::history::Split;
 
+/// The first line of `metrics.csv`.
+const HEADER: &str = "step,epoch,split,metric,value";
+
 /// An open run directory; a disabled one (a smoke test) writes nothing.
 pub(crate) struct RunDir {
     path: PathBuf,
@@ -34,18 +37,25 @@ impl RunDir {
         let csv_path = path.join("metrics.csv");
         let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
         if !fresh {
-            let kept: String = std::fs::read_to_string(&csv_path)?
-                .lines()
-                .filter(|line| {
-                    let mut columns = line.split(',');
-                    let step = columns.next().and_then(|s| s.parse::<usize>().ok());
-                    let Some(epoch) = columns.next().and_then(|e| e.parse::<usize>().ok()) else {
-                        return true; // the header
-                    };
-                    epoch <= done
-                        || (epoch == done + 1
-                            && step.zip(last_step).is_some_and(|(step, last)| step <= last))
-                })
+            let text = std::fs::read_to_string(&csv_path)?;
+            // Rows reach the file in buffer-sized pieces, so a killed process may have left half
+            // a row at the end: only lines with their newline count.
+            let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+            let rows = complete.lines().filter(|line| {
+                let columns: Vec<&str> = line.split(',').collect();
+                let [step, epoch, _, _, _] = columns[..] else {
+                    return false;
+                };
+                let Ok(epoch) = epoch.parse::<usize>() else {
+                    return false; // the header, written again below
+                };
+                let step = step.parse::<usize>().ok();
+                epoch <= done
+                    || (epoch == done + 1
+                        && step.zip(last_step).is_some_and(|(step, last)| step <= last))
+            });
+            let kept: String = std::iter::once(HEADER)
+                .chain(rows)
                 .map(|line| format!("{line}\n"))
                 .collect();
             replace_file(&csv_path, kept.as_bytes())?;
@@ -58,7 +68,7 @@ impl RunDir {
             .open(&csv_path)?;
         let mut metrics = BufWriter::new(file);
         if fresh {
-            writeln!(metrics, "step,epoch,split,metric,value")?;
+            writeln!(metrics, "{HEADER}")?;
         }
         Ok(Self {
             path: path.to_owned(),
@@ -163,6 +173,11 @@ mod tests {
         }
         run.flush().unwrap();
         drop(run);
+        // A killed process left half a row.
+        let csv_path = dir.path().join("metrics.csv");
+        let mut text = std::fs::read_to_string(&csv_path).unwrap();
+        text.push_str("5,1");
+        std::fs::write(&csv_path, text).unwrap();
         // Saved inside epoch 2 after step 3: step 4 and epoch 2's value were written later.
         let run = RunDir::create(dir.path(), b"{}", 1, Some(3)).unwrap();
         drop(run);
