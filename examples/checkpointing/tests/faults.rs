@@ -60,9 +60,16 @@ fn outcome(artifacts: &Path) -> Outcome {
     }
 }
 
+/// Copies the folder `from` to `to`; a `from` that does not exist (the process was killed
+/// before it wrote anything) gives an empty `to`.
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
+    let entries = match std::fs::read_dir(from) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => panic!("cannot read {}: {e}", from.display()),
+    };
+    for entry in entries {
         let entry = entry.unwrap();
         let target = to.join(entry.file_name());
         if entry.file_type().unwrap().is_dir() {
