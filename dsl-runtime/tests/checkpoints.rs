@@ -150,25 +150,19 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
         .with_gamma(1e6)
         .init()
         .unwrap();
-    let err = Fit::new(
-        Classifier {
-            mlp: Mlp::new(3, &device()),
-        },
-        SgdConfig::new().init(),
-        schedule,
-    )
-    .options(FitOptions {
-        shuffle: None,
-        ..options(dir.path(), 10, None)
-    })
-    .train_metric(metric::loss())
-    .valid_metric(metric::loss())
-    .run(
-        &device(),
-        Data::new(samples(0..96), samples(96..120), SampleBatcher),
-    )
-    .err()
-    .expect("diverges");
+    let err = Fit::new(classifier(), SgdConfig::new().init(), schedule)
+        .options(FitOptions {
+            shuffle: None,
+            ..options(dir.path(), 10, None)
+        })
+        .train_metric(metric::loss())
+        .valid_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .err()
+        .expect("diverges");
     let FitError::NonFiniteLoss { epoch, .. } = err else {
         panic!("{err}");
     };
@@ -185,29 +179,23 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
 fn early_stopping_patience_counts_across_a_resume() {
     let dir = tempfile::tempdir().unwrap();
     let fit = |epochs: usize, resume: Option<Resume>| {
-        Fit::new(
-            Classifier {
-                mlp: Mlp::new(3, &device()),
-            },
-            AdamConfig::new().init(),
-            1e-2,
-        )
-        .options(FitOptions {
-            early_stopping: Some(dsl_runtime::spec::EarlyStopping {
-                split: Split::Valid,
-                metric: "loss".into(),
-                patience: 2,
-                // The loss falls every epoch, but never by this much: epochs 2, 3 are stale.
-                min_delta: 10.0,
-            }),
-            ..options(dir.path(), epochs, resume)
-        })
-        .valid_metric(metric::loss())
-        .run(
-            &device(),
-            Data::new(samples(0..96), samples(96..120), SampleBatcher),
-        )
-        .unwrap()
+        Fit::new(classifier(), AdamConfig::new().init(), 1e-2)
+            .options(FitOptions {
+                early_stopping: Some(dsl_runtime::spec::EarlyStopping {
+                    split: Split::Valid,
+                    metric: "loss".into(),
+                    patience: 2,
+                    // The loss falls every epoch, but never by this much: epochs 2, 3 are stale.
+                    min_delta: 10.0,
+                }),
+                ..options(dir.path(), epochs, resume)
+            })
+            .valid_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+            .unwrap()
     };
     assert_eq!(fit(2, None).last_epoch, 2);
     // Epochs 1 and 2 are replayed from the checkpoint's history: one stale epoch so far, so

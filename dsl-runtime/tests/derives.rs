@@ -117,24 +117,18 @@ fn derived_batch_and_output_train_and_measure_like_the_hand_written_ones() {
         Data::new(points(0..96), points(96..120), PointBatcher),
     )
     .unwrap();
-    let hand = Fit::new(
-        Classifier {
-            mlp: Mlp::new(3, &device()),
-        },
-        AdamConfig::new().init(),
-        1e-2,
-    )
-    .options(options)
-    .train_metric(metric::loss())
-    .valid_metric(metric::accuracy())
-    .valid_metric(metric::f1())
-    .valid_metric(metric::auroc())
-    .valid_metric(metric::top_k(2))
-    .run(
-        &device(),
-        Data::new(samples(0..96), samples(96..120), SampleBatcher),
-    )
-    .unwrap();
+    let hand = Fit::new(classifier(), AdamConfig::new().init(), 1e-2)
+        .options(options)
+        .train_metric(metric::loss())
+        .valid_metric(metric::accuracy())
+        .valid_metric(metric::f1())
+        .valid_metric(metric::auroc())
+        .valid_metric(metric::top_k(2))
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .unwrap();
     assert_bit_identical(
         &derived.history.train_losses(),
         &hand.history.train_losses(),

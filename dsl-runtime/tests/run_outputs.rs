@@ -7,12 +7,6 @@ use burn::optim::SgdConfig;
 use common::*;
 use dsl_runtime::prelude::*;
 
-fn classifier() -> Classifier {
-    Classifier {
-        mlp: Mlp::new(3, &device()),
-    }
-}
-
 fn seed_fit(artifacts: &std::path::Path) -> Fit<Classifier> {
     Fit::new(classifier(), SgdConfig::new().init(), 0.1).with_options(|o| {
         o.name = "seed".into();

@@ -26,35 +26,29 @@ fn fit(
     workers: usize,
     artifacts: &std::path::Path,
 ) -> FitReport<Classifier> {
-    Fit::new(
-        Classifier {
-            mlp: Mlp::new(3, &device()),
-        },
-        optimizer,
-        lr,
-    )
-    .with_options(|o| {
-        o.name = "seed".into();
-        o.artifacts = artifacts.to_owned();
-        o.epochs = setup.epochs;
-        o.batch_size = setup.batch_size;
-        o.shuffle = setup.shuffle;
-        o.workers = workers;
-        o.grad_accumulation = (setup.grad_accumulation > 1).then_some(setup.grad_accumulation);
-        o.quiet = true;
-    })
-    .train_metric(metric::loss())
-    .valid_metric(metric::loss())
-    .valid_metric(metric::accuracy())
-    .run(
-        &device(),
-        Data::new(
-            samples(setup.train.clone()),
-            samples(setup.valid.clone()),
-            SampleBatcher,
-        ),
-    )
-    .expect("fit runs")
+    Fit::new(classifier(), optimizer, lr)
+        .with_options(|o| {
+            o.name = "seed".into();
+            o.artifacts = artifacts.to_owned();
+            o.epochs = setup.epochs;
+            o.batch_size = setup.batch_size;
+            o.shuffle = setup.shuffle;
+            o.workers = workers;
+            o.grad_accumulation = (setup.grad_accumulation > 1).then_some(setup.grad_accumulation);
+            o.quiet = true;
+        })
+        .train_metric(metric::loss())
+        .valid_metric(metric::loss())
+        .valid_metric(metric::accuracy())
+        .run(
+            &device(),
+            Data::new(
+                samples(setup.train.clone()),
+                samples(setup.valid.clone()),
+                SampleBatcher,
+            ),
+        )
+        .expect("fit runs")
 }
 
 fn valid(report: &FitReport<Classifier>, metric: &str) -> Vec<f64> {

@@ -9,25 +9,19 @@ use dsl_runtime::spec::{EarlyStopping, GradClip};
 
 fn one_step(clip: Option<GradClip>) -> Vec<f32> {
     let dir = tempfile::tempdir().unwrap();
-    let report = Fit::new(
-        Classifier {
-            mlp: Mlp::new(3, &device()),
-        },
-        SgdConfig::new().init(),
-        0.1,
-    )
-    .with_options(|o| {
-        o.artifacts = dir.path().to_owned();
-        o.batch_size = 96;
-        o.grad_clip = clip;
-        o.quiet = true;
-    })
-    .train_metric(metric::loss())
-    .run(
-        &device(),
-        Data::new(samples(0..96), samples(96..120), SampleBatcher),
-    )
-    .unwrap();
+    let report = Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+        .with_options(|o| {
+            o.artifacts = dir.path().to_owned();
+            o.batch_size = 96;
+            o.grad_clip = clip;
+            o.quiet = true;
+        })
+        .train_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .unwrap();
     report
         .model
         .mlp
@@ -73,30 +67,24 @@ fn norm_clipping_bounds_the_update_over_all_parameters_together() {
 fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
     let dir = tempfile::tempdir().unwrap();
     let fit = |min_delta: f64, metric: &str| {
-        Fit::new(
-            Classifier {
-                mlp: Mlp::new(3, &device()),
-            },
-            SgdConfig::new().init(),
-            0.1,
-        )
-        .with_options(|o| {
-            o.artifacts = dir.path().to_owned();
-            o.epochs = 10;
-            o.batch_size = 16;
-            o.quiet = true;
-            o.early_stopping = Some(EarlyStopping {
-                split: Split::Valid,
-                metric: metric.to_owned(),
-                patience: 2,
-                min_delta,
-            });
-        })
-        .valid_metric(metric::loss())
-        .run(
-            &device(),
-            Data::new(samples(0..96), samples(96..120), SampleBatcher),
-        )
+        Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+            .with_options(|o| {
+                o.artifacts = dir.path().to_owned();
+                o.epochs = 10;
+                o.batch_size = 16;
+                o.quiet = true;
+                o.early_stopping = Some(EarlyStopping {
+                    split: Split::Valid,
+                    metric: metric.to_owned(),
+                    patience: 2,
+                    min_delta,
+                });
+            })
+            .valid_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
     };
     // The loss falls every epoch, but never by 10: epochs 2 and 3 are stale.
     let report = fit(10.0, "loss").unwrap();

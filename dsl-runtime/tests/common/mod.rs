@@ -67,6 +67,13 @@ pub fn device() -> Device {
     Device::flex().autodiff()
 }
 
+/// The seed task's 4→16→3 classifier, initialised from the device's RNG.
+pub fn classifier() -> Classifier {
+    Classifier {
+        mlp: Mlp::new(3, &device()),
+    }
+}
+
 /// What a hand loop measured.
 #[derive(Debug, Default)]
 pub struct HandRun {
