@@ -16,32 +16,25 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Runs with `args`, which must be refused with exit code 2 and a message containing `says`.
+fn assert_refused(args: &[&str], says: &str) {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(says), "{}", stderr(&out));
+}
+
 #[test]
 fn mistakes_name_the_key_and_exit_2() {
-    let out = run(&["--set", "epoch=5"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown config key `epoch`; the keys are: epochs, batch_size"),
-        "{}",
-        stderr(&out)
+    assert_refused(
+        &["--set", "epoch=5"],
+        "unknown config key `epoch`; the keys are: epochs, batch_size",
     );
-    let out = run(&["--epochs", "abc"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("invalid value 'abc' for '--epochs"),
-        "{}",
-        stderr(&out)
+    assert_refused(&["--epochs", "abc"], "invalid value 'abc' for '--epochs");
+    assert_refused(&["--set", "lr=fast"], "invalid value for config key `lr`");
+    assert_refused(
+        &["--resume", "latest", "--set", "checkpoint=null"],
+        "`resume`",
     );
-    let out = run(&["--set", "lr=fast"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("invalid value for config key `lr`"),
-        "{}",
-        stderr(&out)
-    );
-    let out = run(&["--resume", "latest", "--set", "checkpoint=null"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("`resume`"), "{}", stderr(&out));
 }
 
 #[test]
