@@ -105,6 +105,18 @@ pub enum Slot {
     Interrupted,
 }
 
+impl Slot {
+    /// File name of this slot's state file.
+    fn state_name(self) -> String {
+        format!("state-{self}.json")
+    }
+
+    /// File name of this slot's record `kind` (`model`, `optim`, `scheduler`).
+    fn record_name(self, kind: &str) -> String {
+        format!("{kind}-{self}.bpk")
+    }
+}
+
 impl std::fmt::Display for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -189,9 +201,7 @@ impl CheckpointDir {
 
     /// Whether an interrupted run left a checkpoint (intact or not).
     pub fn has_interrupted(&self) -> bool {
-        self.dir
-            .join(format!("state-{}.json", Slot::Interrupted))
-            .exists()
+        self.dir.join(Slot::Interrupted.state_name()).exists()
     }
 
     /// The checkpoint an interrupted run left, if there is one.
@@ -202,7 +212,7 @@ impl CheckpointDir {
     }
 
     fn read_state(&self, slot: Slot) -> Result<Option<(PathBuf, EpochState)>, CheckpointError> {
-        let state_path = self.dir.join(format!("state-{slot}.json"));
+        let state_path = self.dir.join(slot.state_name());
         let state_bytes = match std::fs::read(&state_path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -222,7 +232,7 @@ impl CheckpointDir {
         (state_path, state): (PathBuf, EpochState),
     ) -> Result<Loaded, CheckpointError> {
         let mut bytes = RECORDS.iter().map(|kind| {
-            let name = format!("{kind}-{slot}.bpk");
+            let name = slot.record_name(kind);
             let file = self.dir.join(&name);
             let data = std::fs::read(&file).map_err(|e| CheckpointError::Damaged {
                 file: file.clone(),
@@ -285,7 +295,7 @@ impl CheckpointDir {
 
     /// Path of the model record of `slot`.
     pub fn model_file(&self, slot: Slot) -> PathBuf {
-        self.dir.join(format!("model-{slot}.bpk"))
+        self.dir.join(slot.record_name("model"))
     }
 
     /// Removes every checkpoint file: a run that does not resume starts over.
@@ -355,12 +365,12 @@ impl CheckpointDir {
                     let path = self.dir.join(name);
                     write_atomic(&path, &bytes).map_err(self.io(&path))?;
                 }
-                let path = self.dir.join(format!("state-{slot}.json"));
+                let path = self.dir.join(slot.state_name());
                 write_atomic(&path, &state).map_err(self.io(&path))
             }
             Job::Delete(slot) => {
-                let names = std::iter::once(format!("state-{slot}.json"))
-                    .chain(RECORDS.iter().map(|kind| format!("{kind}-{slot}.bpk")));
+                let names = std::iter::once(slot.state_name())
+                    .chain(RECORDS.iter().map(|kind| slot.record_name(kind)));
                 for name in names {
                     let path = self.dir.join(name);
                     match std::fs::remove_file(&path) {
@@ -429,9 +439,9 @@ impl Writer {
     ) -> Result<(), CheckpointError> {
         let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
             bytes
-                .map(|b| (format!("{kind}-{slot}.bpk"), b.to_vec()))
+                .map(|b| (slot.record_name(kind), b.to_vec()))
                 .map_err(|e| CheckpointError::Damaged {
-                    file: PathBuf::from(format!("{kind}-{slot}.bpk")),
+                    file: PathBuf::from(slot.record_name(kind)),
                     reason: format!("cannot serialize: {e}"),
                 })
         };
@@ -445,7 +455,7 @@ impl Writer {
             .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
             .collect();
         let state = serde_json::to_vec_pretty(&state).map_err(|e| CheckpointError::Damaged {
-            file: PathBuf::from(format!("state-{slot}.json")),
+            file: PathBuf::from(slot.state_name()),
             reason: format!("cannot serialize: {e}"),
         })?;
         self.submit(Job::Write {
