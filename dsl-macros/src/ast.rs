@@ -75,10 +75,10 @@ impl Default for Experiment {
     }
 }
 
-/// `model: Ty = init_expr`
+/// `model: Ty = init_expr`; a missing initialiser is reported and the type kept, for the dummy.
 pub struct Model {
     pub ty: Type,
-    pub init: Expr,
+    pub init: Option<Expr>,
 }
 
 /// `step: |model, batch: Batch| -> Output { body }`
@@ -119,19 +119,12 @@ impl Number {
 /// `sgd(lr = 0.1)`, `adam(..)`, `adamw(..)`, or any expression giving a `ModuleOptimizer`.
 pub enum Optimizer {
     Named {
-        kind: OptimizerKind,
+        /// A name of `catalog::OPTIMIZERS`.
         name: Ident,
         lr: Option<Number>,
         args: Vec<(Ident, Number)>,
     },
     Expr(Expr),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum OptimizerKind {
-    Sgd,
-    Adam,
-    AdamW,
 }
 
 /// A learning-rate schedule call.

@@ -103,14 +103,21 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             )),
         }
     }
-    if let Some(errors) = errors.finish() {
-        return errors;
-    }
-
-    let rt = quote!(::dsl_runtime::__private::burn);
     let batch = format_ident!("{}Batch", name);
     let batcher = format_ident!("{}Batcher", name);
     let vis = &input.vis;
+    if let Some(errors) = errors.finish() {
+        // The two types the user's code names, so that a rejected derive is one error, not one
+        // more per use of the batcher.
+        return quote! {
+            #errors
+            #vis struct #batch;
+            #[derive(Clone, Copy, Debug, Default)]
+            #vis struct #batcher;
+        };
+    }
+
+    let rt = quote!(::dsl_runtime::__private::burn);
     let batch_fields = parts.iter().map(|(ident, kind, span)| {
         let ty = match kind {
             Kind::Float => quote!(#rt::tensor::Tensor<1>),

@@ -9,10 +9,12 @@
 
 mod ast;
 mod batch;
+mod catalog;
 mod errors;
 mod expand;
 mod output;
 mod parse;
+mod private;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -30,11 +32,12 @@ fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream 
     validate::validate(&exp, &mut errors);
     let output = match errors.finish() {
         None => expand::expand(&exp),
-        // Still declare the experiment's type so uses of it do not add errors of their own.
-        Some(errors) => match &exp.name {
-            Some(name) => quote!(#errors pub struct #name;),
-            None => errors,
-        },
+        // Still declare everything the user's code can name, so uses of the experiment do not
+        // add errors of their own.
+        Some(errors) => {
+            let dummy = expand::dummy(&exp);
+            quote!(#errors #dummy)
+        }
     };
     if std::env::var_os("DSL_MACROS_DEBUG").is_some_and(|v| v == "1") {
         eprintln!("{output}");

@@ -60,10 +60,14 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                             }
                             roles[*role] = Some((ident, field.ty.clone()));
                         }
-                        _ => errors.push(syn::Error::new(
-                            ident.span(),
-                            "a field can play only one role\nhelp: keep one of `#[loss]`, `#[logits]`, `#[targets]`",
-                        )),
+                        [first, ..] => {
+                            errors.push(syn::Error::new(
+                                ident.span(),
+                                "a field can play only one role\nhelp: keep one of `#[loss]`, `#[logits]`, `#[targets]`",
+                            ));
+                            // Taken in its first role, so that role is not also reported missing.
+                            roles[*first].get_or_insert((ident, field.ty.clone()));
+                        }
                     }
                 }
             }
@@ -142,6 +146,8 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     };
     quote! {
         impl #rt::burn::train::ItemLazy for #name {
+            // `..self` covers unmarked fields; with every field marked it has nothing to add.
+            #[allow(clippy::needless_update)]
             fn sync(self) -> ::core::result::Result<Self, #rt::burn::tensor::ExecutionError> {
                 self.#loss.device().flush()?;
                 ::core::result::Result::Ok(Self {
@@ -152,6 +158,8 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         }
 
         impl #rt::StepOutput for #name {
+            type Checked = Self;
+
             fn loss(&self) -> #rt::burn::tensor::Tensor<1> {
                 self.#loss.clone()
             }

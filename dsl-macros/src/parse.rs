@@ -10,6 +10,7 @@ use syn::{
 };
 
 use crate::ast::*;
+use crate::catalog;
 use crate::errors::{Errors, closest};
 
 /// Top-level keys, in the order the docs list them.
@@ -45,7 +46,6 @@ pub const LOADER_KEYS: &[&str] = &[
     "workers",
 ];
 
-pub const OPTIMIZERS: &[&str] = &["sgd", "adam", "adamw"];
 pub const SCHEDULES: &[&str] = &[
     "constant",
     "cosine",
@@ -117,8 +117,15 @@ fn entries(
             errors.push(err);
             skip_to_comma(input);
         } else if !input.is_empty() && !input.peek(Token![,]) {
+            let help = if key == "checkpoint"
+                && (input.peek(Token![&]) || input.peek(Token![+]) || input.peek(Token![||]))
+            {
+                "checkpoint policies combine with `|`: write e.g. `keep_last(2) | best(valid.loss)`"
+            } else {
+                "end the value with `,`"
+            };
             errors.push(input.error(format!(
-                "unexpected tokens after the value of `{key}`\nhelp: end the value with `,`"
+                "unexpected tokens after the value of `{key}`\nhelp: {help}"
             )));
             skip_to_comma(input);
         }
@@ -156,8 +163,8 @@ fn top_level(
             exp.vis = input.parse()?;
             exp.name = Some(input.parse()?);
         }
-        "model" => exp.model = Some(model(input)?),
-        "step" => exp.step = Some(step(input)?),
+        "model" => exp.model = Some(model(input, errors)?),
+        "step" => exp.step = Some(step(input, errors)?),
         "loader" => exp.loader = Some(loader(input, errors)?),
         "optimizer" => exp.optimizer = Some(optimizer(input)?),
         "lr" => exp.lr = Some(number(input)?),
@@ -179,21 +186,25 @@ fn top_level(
     Ok(())
 }
 
-fn model(input: ParseStream) -> syn::Result<Model> {
-    let ty = input.parse()?;
+fn model(input: ParseStream, errors: &mut Errors) -> syn::Result<Model> {
+    let ty: syn::Type = input.parse()?;
     if !input.peek(Token![=]) {
-        return Err(input.error(
+        errors.push(syn::Error::new_spanned(
+            &ty,
             "`model` needs an initialiser\nhelp: write `model: Type = expression`, e.g. `model: Mlp = Mlp::new(device)`; `device` is the run's device",
         ));
+        return Ok(Model { ty, init: None });
     }
     input.parse::<Token![=]>()?;
     Ok(Model {
         ty,
-        init: input.parse()?,
+        init: Some(input.parse()?),
     })
 }
 
-fn step(input: ParseStream) -> syn::Result<Step> {
+/// A closure missing only its batch type is reported and still kept (batch type `_`), so the
+/// dummy expansion can use its output type and the user's imports stay used.
+fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
     const FORM: &str = "write `step: |model, batch: Batch| -> Output { .. }`";
     let closure: syn::ExprClosure = input.parse().map_err(|e| {
         syn::Error::new(e.span(), format!("`step` must be a closure\nhelp: {FORM}"))
@@ -208,11 +219,15 @@ fn step(input: ParseStream) -> syn::Result<Step> {
         Pat::Type(typed) => (*typed.pat).clone(),
         other => other.clone(),
     };
-    let Pat::Type(batch) = &closure.inputs[1] else {
-        return Err(syn::Error::new(
-            closure.inputs[1].span(),
-            format!("the batch argument of `step` needs its type\nhelp: {FORM}"),
-        ));
+    let (batch_pat, batch_ty) = match &closure.inputs[1] {
+        Pat::Type(batch) => ((*batch.pat).clone(), (*batch.ty).clone()),
+        untyped => {
+            errors.push(syn::Error::new(
+                untyped.span(),
+                format!("the batch argument of `step` needs its type\nhelp: {FORM}"),
+            ));
+            (untyped.clone(), syn::parse_quote!(_))
+        }
     };
     let ReturnType::Type(_, output_ty) = &closure.output else {
         return Err(syn::Error::new(
@@ -222,8 +237,8 @@ fn step(input: ParseStream) -> syn::Result<Step> {
     };
     Ok(Step {
         model_pat,
-        batch_pat: (*batch.pat).clone(),
-        batch_ty: (*batch.ty).clone(),
+        batch_pat,
+        batch_ty,
         output_ty: (**output_ty).clone(),
         body: *closure.body,
     })
@@ -248,13 +263,24 @@ fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
             "valid" => loader.valid = Some(input.parse()?),
             "batcher" => loader.batcher = Some(input.parse()?),
             "batch_size" => loader.batch_size = Some(number(input)?),
-            "shuffle" => loader.shuffle = Some(number(input)?),
+            "shuffle" => loader.shuffle = Some(seed(input)?),
             "workers" => loader.workers = Some(number(input)?),
             _ => unreachable!("`entries` only passes known keys"),
         }
         Ok(())
     })?;
     Ok(loader)
+}
+
+/// `shuffle`'s value: a seed, not a switch.
+fn seed(input: ParseStream) -> syn::Result<Number> {
+    let expr: Expr = input.parse()?;
+    number_expr(&expr).map_err(|_| {
+        syn::Error::new_spanned(
+            &expr,
+            "`shuffle` takes a seed, not a switch\nhelp: write a whole number, e.g. `shuffle: 7` (the order is a function of the seed and the epoch); leave `shuffle` out to keep dataset order",
+        )
+    })
 }
 
 /// A numeric literal, optionally negated.
@@ -320,31 +346,22 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
         return Ok(Optimizer::Expr(input.parse()?));
     }
     let name: Ident = input.parse()?;
-    let kind = match name.to_string().as_str() {
-        "sgd" => OptimizerKind::Sgd,
-        "adam" => OptimizerKind::Adam,
-        "adamw" => OptimizerKind::AdamW,
-        other => {
-            return Err(syn::Error::new(
-                name.span(),
-                format!(
-                    "unknown optimizer `{other}`\nhelp: use one of {}, or any expression giving a `ModuleOptimizer`",
-                    OPTIMIZERS.join(", ")
-                ),
-            ));
-        }
-    };
+    if catalog::optimizer(&name.to_string()).is_none() {
+        let known: Vec<&str> = catalog::OPTIMIZERS.iter().map(|o| o.name).collect();
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "unknown optimizer `{name}`\nhelp: use one of {}, or any expression giving a `ModuleOptimizer`",
+                known.join(", ")
+            ),
+        ));
+    }
     let mut args = named_args(input)?;
     let lr = args
         .iter()
         .position(|(k, _)| k == "lr")
         .map(|i| args.remove(i).1);
-    Ok(Optimizer::Named {
-        kind,
-        name,
-        lr,
-        args,
-    })
+    Ok(Optimizer::Named { name, lr, args })
 }
 
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {

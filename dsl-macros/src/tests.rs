@@ -201,3 +201,102 @@ fn expansion_time_of_the_largest_pass_case() {
         times[times.len() / 2]
     );
 }
+
+#[test]
+fn optimizer_arguments_are_checked_against_their_ranges() {
+    let with = |optimizer: TokenStream| {
+        messages(quote! {
+            name: Seed,
+            model: Mlp = Mlp::new(3, device),
+            step: |model, batch: Batch| -> Out { model.f(batch) },
+            loader: { train: a(), valid: b(), batcher: B, batch_size: 16 },
+            optimizer: #optimizer,
+            epochs: 1,
+        })
+    };
+    assert_eq!(
+        with(quote!(adam(
+            lr = 1e-3,
+            beta_1 = 0.8,
+            beta_2 = 0.99,
+            epsilon = 1e-8
+        ))),
+        Vec::<String>::new()
+    );
+    // The spelling of Adam's papers is accepted for the config's `beta_1`.
+    assert_eq!(
+        with(quote!(adamw(lr = 1e-3, beta1 = 0.8))),
+        Vec::<String>::new()
+    );
+    let msgs = with(quote!(adam(
+        lr = 1e-3,
+        beta_2 = 1.0,
+        epsilon = 0.0,
+        weight_decay = -1.0
+    )));
+    assert_eq!(msgs.len(), 3, "{msgs:#?}");
+    assert!(
+        msgs[0].starts_with("`beta_2` must be in [0, 1), not 1"),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs[1].starts_with("`epsilon` must be positive, not 0"),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs[2].starts_with("`weight_decay` must be 0 or more, not -1"),
+        "{msgs:#?}"
+    );
+    let msgs = with(quote!(sgd(lr = 0.1, momentum = 1.0)));
+    assert!(
+        msgs[0].starts_with("`momentum` must be in [0, 1), not 1"),
+        "{msgs:#?}"
+    );
+}
+
+#[test]
+fn common_slips_get_a_hint_in_their_own_words() {
+    let msgs = messages(minimal(
+        quote!(checkpoint: best(valid.loss) & keep_last(2),),
+    ));
+    assert_eq!(msgs.len(), 1, "{msgs:#?}");
+    assert!(
+        msgs[0].contains("checkpoint policies combine with `|`"),
+        "{msgs:#?}"
+    );
+
+    let msgs = messages(quote! {
+        name: Seed,
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> Out { model.f(batch) },
+        loader: { train: a(), valid: b(), batcher: B, batch_size: 16, shuffle: true },
+        optimizer: sgd(lr = 0.1),
+        epochs: 1,
+    });
+    assert_eq!(msgs.len(), 1, "{msgs:#?}");
+    assert!(
+        msgs[0].starts_with("`shuffle` takes a seed, not a switch"),
+        "{msgs:#?}"
+    );
+}
+
+#[test]
+fn a_rejected_invocation_still_declares_what_user_code_calls() {
+    let mut errors = Errors::new();
+    let exp = parse::parse(minimal(quote!(epochs: 0,)), &mut errors);
+    validate::validate(&exp, &mut errors);
+    assert!(errors.finish().is_some());
+    let dummy = crate::expand::dummy(&exp).to_string();
+    for item in [
+        "struct Seed",
+        "struct SeedConfig",
+        "struct SeedModel",
+        "fn cli",
+        "fn fit",
+        "fn with_options",
+        "fn load_best",
+        "fn evaluate",
+    ] {
+        assert!(dummy.contains(item), "the dummy lacks `{item}`: {dummy}");
+    }
+}

@@ -3,23 +3,8 @@
 use proc_macro2::Span;
 
 use crate::ast::*;
+use crate::catalog::{self, MetricArg, SPLITS};
 use crate::errors::{Errors, closest};
-
-/// Metric names `split.<name>` accepts, and whether each takes an argument.
-pub const METRICS: &[(&str, bool)] = &[
-    ("loss", false),
-    ("accuracy", false),
-    ("top_k", true),
-    ("precision", false),
-    ("recall", false),
-    ("f1", false),
-    ("fbeta", true),
-    ("auroc", false),
-    ("perplexity", false),
-    ("lr", false),
-];
-
-const SPLITS: &[&str] = &["train", "valid"];
 
 pub fn validate(exp: &Experiment, errors: &mut Errors) {
     required_keys(exp, errors);
@@ -212,12 +197,10 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
             None
         }
         (Some(Optimizer::Expr(expr)), None) => {
-            err(
-                errors,
-                syn::spanned::Spanned::span(expr),
-                "an optimizer expression needs a learning rate beside it",
-                "add the key `lr: 1e-3` (or use `sgd(lr = ..)`, `adam(lr = ..)`, `adamw(lr = ..)`)",
-            );
+            errors.push(syn::Error::new_spanned(
+                expr,
+                "an optimizer expression needs a learning rate beside it\nhelp: add the key `lr: 1e-3` (or use `sgd(lr = ..)`, `adam(lr = ..)`, `adamw(lr = ..)`)",
+            ));
             None
         }
         (Some(Optimizer::Named { lr, .. }), None) => lr.as_ref(),
@@ -235,36 +218,44 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-/// Each optimizer accepts only its own arguments.
+/// Each optimizer accepts only its own arguments, each within its range.
 fn optimizer_arguments(exp: &Experiment, errors: &mut Errors) {
-    let Some(Optimizer::Named {
-        kind, name, args, ..
-    }) = &exp.optimizer
-    else {
+    let Some(Optimizer::Named { name, args, .. }) = &exp.optimizer else {
         return;
     };
-    let allowed: &[&str] = match kind {
-        OptimizerKind::Sgd => &["momentum", "weight_decay"],
-        OptimizerKind::Adam | OptimizerKind::AdamW => {
-            &["beta1", "beta2", "epsilon", "weight_decay"]
-        }
-    };
+    let spec = catalog::optimizer(&name.to_string()).expect("parsed names are known");
     for (arg, value) in args {
-        if !allowed.contains(&arg.to_string().as_str()) {
-            err(
+        match spec.arg(&arg.to_string()) {
+            None => err(
                 errors,
                 arg.span(),
                 &format!("`{name}` has no argument `{arg}`"),
-                &format!("its arguments are: lr, {}", allowed.join(", ")),
-            );
-        } else if value.value < 0.0 {
-            err(
+                &format!("its arguments are: lr, {}", spec.arg_names().join(", ")),
+            ),
+            Some(known) if !known.range.contains(value.value) => err(
                 errors,
                 value.span,
-                &format!("`{arg}` cannot be negative"),
-                "use a value of 0 or more",
-            );
+                &format!(
+                    "`{}` must be {}, not {}",
+                    known.name,
+                    known.range.describe(),
+                    value.value
+                ),
+                &format!("write e.g. `{}`", example(known.name)),
+            ),
+            Some(_) => {}
         }
+    }
+}
+
+/// A value inside the range of optimizer argument `name`, for hints.
+fn example(name: &str) -> &'static str {
+    match name {
+        "momentum" => "momentum = 0.9",
+        "beta_1" => "beta_1 = 0.9",
+        "beta_2" => "beta_2 = 0.999",
+        "epsilon" => "epsilon = 1e-8",
+        _ => "weight_decay = 1e-4",
     }
 }
 
@@ -318,12 +309,17 @@ fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
         ok = false;
     }
     let name = metric.name.to_string();
-    let names: Vec<&str> = METRICS.iter().map(|(n, _)| *n).collect();
-    match METRICS.iter().find(|(n, _)| *n == name) {
+    let names = catalog::metric_names();
+    match catalog::metric(&name).map(|m| m.arg) {
         None => {
+            let all = catalog::METRICS
+                .iter()
+                .map(|m| format!("{} ({})", m.name, m.outputs))
+                .collect::<Vec<_>>()
+                .join(", ");
             let hint = match closest(&name, &names) {
-                Some(k) => format!("did you mean `{k}`? The metrics are: {}", names.join(", ")),
-                None => format!("the metrics are: {}", names.join(", ")),
+                Some(k) => format!("did you mean `{k}`?"),
+                None => format!("the metrics (and the outputs that feed them) are: {all}"),
             };
             err(
                 errors,
@@ -333,7 +329,7 @@ fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
             );
             ok = false;
         }
-        Some((_, true)) => match &metric.arg {
+        Some(MetricArg::Count | MetricArg::Positive) => match &metric.arg {
             None => {
                 err(
                     errors,
@@ -366,7 +362,7 @@ fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
             }
             Some(_) => {}
         },
-        Some((_, false)) => {
+        Some(MetricArg::None) => {
             if let Some(arg) = &metric.arg {
                 err(
                     errors,

@@ -213,6 +213,9 @@ impl Layers {
     }
 }
 
+/// Spellings `training!` also accepts for a config key (`adam(beta1 = ..)`), taken here too.
+const ALIASES: &[(&str, &str)] = &[("beta1", "beta_1"), ("beta2", "beta_2")];
+
 /// Sets `path` (dot-separated) in `config`; the key must exist.
 fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(), CliError> {
     let mut node = config;
@@ -222,6 +225,15 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
             return Err(CliError(format!(
                 "{source}: `{path}` goes inside a value that has no keys"
             )));
+        };
+        let part = match ALIASES.iter().find(|(alias, _)| *alias == part) {
+            Some((alias, name)) if !map.contains_key(part) && map.contains_key(*name) => {
+                eprintln!(
+                    "note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`"
+                );
+                *name
+            }
+            _ => part,
         };
         if !map.contains_key(part) {
             return Err(unknown_key(source, path, part, map));
@@ -406,6 +418,12 @@ mod tests {
         assert!(
             err.contains("the keys are: epochs, lr, seed, resume, optimizer"),
             "{err}"
+        );
+        let config = resolve(&["--set", "optimizer.beta1=0.5"]).unwrap();
+        assert_eq!(
+            serde_json::to_value(&config).unwrap()["optimizer"]["beta_1"],
+            0.5,
+            "the macro's spelling `beta1` is accepted"
         );
         let err = resolve(&["--set", "optimizer.beta=0.5"]).unwrap_err();
         assert!(err.contains("the keys are: beta_1"), "{err}");

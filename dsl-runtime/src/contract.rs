@@ -1,9 +1,13 @@
 //! The traits generated code leans on to check an experiment at compile time.
 //!
-//! Each carries `#[diagnostic::on_unimplemented]`, so a mistake in `training!` reads as one
-//! sentence about the user's token instead of a trait-bound dump. `training!` calls them under the
-//! span of the token being checked, and each check also hands back what later code needs
-//! (a boxed metric, a shared batcher), so a failed check is reported once, not again downstream.
+//! Each check is written so that rustc's error names only the user's types and Burn's traits:
+//! [`StepOutput`] is implemented type by type (no blanket impl, whose failure would add "required
+//! for .. to implement" notes), and generated code names a step output as
+//! `<Output as StepOutput>::Checked`, a type that does not exist for a wrong output. rustc then
+//! reports that one error and drops every later check that depends on the output (one per
+//! metric, the step impls), so one mistake is one error. Datasets and batchers are checked by
+//! the unsizing casts in [`Sources`], which rustc explains with the item and batch types the
+//! user's own impls name.
 
 use std::sync::Arc;
 
@@ -17,40 +21,33 @@ use burn::train::{
     SequenceOutput, TrainOutput,
 };
 
+use crate::fit::Data;
 use crate::metric::{SplitMetric, Tracked};
 
 /// A step output a run can train on: it has a loss to back-propagate and can be synced for
-/// metrics (`ItemLazy`).
+/// metrics (`ItemLazy`). `#[derive(StepOutput)]` implements it; by hand, set `Checked = Self`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a training output",
     label = "the step must return a type with a loss",
-    note = "return one of Burn's outputs (`ClassificationOutput`, `RegressionOutput`, `MultiLabelClassificationOutput`, `SequenceOutput`), or implement `dsl_runtime::contract::StepOutput` (and Burn's `ItemLazy`) for your own type"
+    note = "return one of Burn's outputs (`ClassificationOutput`, `RegressionOutput`, `MultiLabelClassificationOutput`, `SequenceOutput`), or a struct with `#[derive(StepOutput)]` and a `#[loss]` field"
 )]
 pub trait StepOutput: ItemLazy + 'static {
+    /// `Self`. Generated code names the output through it: for a type that is not a step
+    /// output the projection fails once, and rustc drops the checks that depend on it.
+    type Checked: StepOutput;
+
     /// The loss the training step differentiates.
     fn loss(&self) -> Tensor<1>;
 }
 
-/// `T` itself when it is a [`StepOutput`]. Generated `TrainStep`/`InferenceStep` impls name
-/// their output through it, so a wrong output type is reported with [`StepOutput`]'s message
-/// instead of Burn's bare `ItemLazy` bound.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a training output",
-    label = "the step must return a type with a loss",
-    note = "return one of Burn's outputs (`ClassificationOutput`, `RegressionOutput`, `MultiLabelClassificationOutput`, `SequenceOutput`), or implement `dsl_runtime::contract::StepOutput` (and Burn's `ItemLazy`) for your own type"
-)]
-pub trait Checked {
-    /// `Self`.
-    type Output: StepOutput;
-}
-
-impl<T: StepOutput> Checked for T {
-    type Output = T;
-}
-
 macro_rules! step_output {
     ($($output:ty),*) => {$(
+        // Not listed as an alternative in a wrong output's error: the note names these types
+        // already, and the listing would point into this file.
+        #[diagnostic::do_not_recommend]
         impl StepOutput for $output {
+            type Checked = Self;
+
             fn loss(&self) -> Tensor<1> {
                 self.loss.clone()
             }
@@ -65,18 +62,21 @@ step_output!(
     SequenceOutput
 );
 
-/// A step output that can feed metric `M` (Burn's `Adaptor<M::Input>`).
+/// A step output that metric `M` can read: Burn's `Adaptor<M::Input>`. `I` is only there so the
+/// error can name the `Adaptor` to implement.
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
     label = "`{Self}` gives this metric nothing to read",
-    note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, perplexity) need `ClassificationOutput` (or `SequenceOutput` for accuracy, top_k and perplexity); `loss` and `lr` work with every Burn output; for your own output type implement Burn's `Adaptor` for the metric's input"
+    note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, perplexity) need `ClassificationOutput` (or `SequenceOutput` for accuracy, top_k and perplexity); `loss` and `lr` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
 )]
-pub trait Feeds<M>: Sized {
+pub trait MetricSource<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
-impl<O, M> Feeds<M> for O
+// Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
+#[diagnostic::do_not_recommend]
+impl<O, M> MetricSource<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -86,29 +86,64 @@ where
     }
 }
 
-/// A batcher that turns items `I` into the step's input `B`.
+/// A dataset of items `I`: Burn's `Dataset<I>`. Named in `training!`'s check that the datasets
+/// yield the items the batcher takes, so the error says so in those words.
 #[diagnostic::on_unimplemented(
-    message = "the batcher `{Self}` does not build the step's input `{B}`",
-    label = "expected a batcher that builds `{B}`",
-    note = "make the batcher produce the type `step` takes as its batch, or change the batch type in `step`"
+    message = "this dataset does not yield the `{I}` items the batcher takes",
+    label = "the batcher takes `{I}`",
+    note = "give the loader datasets of the batcher's items, or a batcher of this dataset's items (`impl Batcher<Item, Batch>`)"
 )]
-pub trait BatchesInto<I, B> {
-    /// The batcher behind a shared handle, so later code needs no bound of its own on it.
-    /// `dataset` only names the item type, so the error can say which items were expected.
-    fn shared(self, dataset: &impl Dataset<I>) -> SharedBatcher<I, B>;
+pub trait DatasetOf<I> {
+    /// The dataset behind a shared handle. `batcher` only fixes `I` before the dataset's own
+    /// item type is looked at, so a mismatch is reported here and not at the batcher.
+    fn shared<B>(batcher: &Arc<dyn Batcher<I, B>>, dataset: Self) -> Arc<dyn Dataset<I>>;
 }
 
-impl<T, I, B> BatchesInto<I, B> for T
-where
-    T: Batcher<I, B> + 'static,
-{
-    fn shared(self, _dataset: &impl Dataset<I>) -> SharedBatcher<I, B> {
-        SharedBatcher(Arc::new(self))
+// Not recommended in errors: the note says what to change, and the listing would point into
+// Burn's sources.
+#[diagnostic::do_not_recommend]
+impl<D: Dataset<I> + 'static, I> DatasetOf<I> for D {
+    fn shared<B>(_batcher: &Arc<dyn Batcher<I, B>>, dataset: Self) -> Arc<dyn Dataset<I>> {
+        Arc::new(dataset)
     }
 }
 
-/// A batcher known to build `B` from `I`: what [`BatchesInto::shared`] hands to the fit loop.
+/// The two datasets and the batcher of an experiment, each behind the `dyn` Burn trait it must
+/// implement. `training!` builds this literal with the batcher first, each at the user's
+/// expression: a batcher that does not build the step's batch fails its cast to the `dyn`
+/// trait there, naming the batch it does build; the batcher's item type is then known, and a
+/// dataset of other items fails [`DatasetOf`] at the dataset.
+pub struct Sources<I, B> {
+    /// Turns items into the step's batch.
+    pub batcher: Arc<dyn Batcher<I, B>>,
+    /// The training split.
+    pub train: Arc<dyn Dataset<I>>,
+    /// The validation split.
+    pub valid: Arc<dyn Dataset<I>>,
+}
+
+impl<I, B> Sources<I, B> {
+    /// What the fit loop takes.
+    pub fn into_data(self) -> Data<I, SharedBatcher<I, B>> {
+        Data::from_shared(self.train, self.valid, SharedBatcher(self.batcher))
+    }
+
+    /// The batcher alone, for `evaluate` on another dataset.
+    pub fn batcher(&self) -> SharedBatcher<I, B> {
+        SharedBatcher(self.batcher.clone())
+    }
+}
+
+/// A batcher behind a shared handle, so the fit loop and Burn's engine need no bound of their own
+/// on the user's batcher type.
 pub struct SharedBatcher<I, B>(Arc<dyn Batcher<I, B>>);
+
+impl<I, B> SharedBatcher<I, B> {
+    /// Shares `batcher`.
+    pub fn new(batcher: impl Batcher<I, B> + 'static) -> Self {
+        Self(Arc::new(batcher))
+    }
+}
 
 impl<I, B> Clone for SharedBatcher<I, B> {
     fn clone(&self) -> Self {
@@ -122,8 +157,7 @@ impl<I, B> Batcher<I, B> for SharedBatcher<I, B> {
     }
 }
 
-/// Burn's training output for a step result: back-propagates its loss through `model`. Its
-/// `StepOutput` bound is what rejects a step that returns no training output.
+/// Burn's training output for a step result: back-propagates its loss through `model`.
 pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutput<O> {
     let grads = output.loss().backward();
     TrainOutput::new(model, grads, output)

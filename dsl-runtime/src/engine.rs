@@ -15,7 +15,6 @@ use std::path::Path;
 
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataloader::batcher::Batcher;
-use burn::data::dataset::Dataset;
 use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
@@ -37,7 +36,7 @@ use burn::train::{
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Resume;
-use crate::fit::{FitError, FitOptions, FitReport};
+use crate::fit::{Data, FitError, FitOptions, FitReport};
 use crate::history::{History, Split};
 use crate::spec::GradClip;
 
@@ -184,7 +183,7 @@ pub fn fit_with_burn<M, I, B>(
     options: FitOptions,
     devices: Vec<Device>,
     strategy: Strategy,
-    data: (impl Dataset<I> + 'static, impl Dataset<I> + 'static, B),
+    data: Data<I, B>,
     register: impl FnOnce(SupervisedTraining<M>) -> SupervisedTraining<M>,
     recorded: Vec<Recorded>,
 ) -> Result<FitReport<M>, FitError>
@@ -268,7 +267,11 @@ where
         path: run_dir.clone(),
         source,
     })?;
-    let (train, valid, batcher) = data;
+    let Data {
+        train,
+        valid,
+        batcher,
+    } = data;
     let mut train_loader = DataLoaderBuilder::new(batcher.clone()).batch_size(options.batch_size);
     if let Some(seed) = options.shuffle {
         train_loader = train_loader.shuffle(seed);

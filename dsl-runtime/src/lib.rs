@@ -107,7 +107,7 @@ pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
     pub use crate::contract::{
-        BatchesInto, Checked, Feeds, StepOutput, confusion_input, train_output,
+        DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input, train_output,
     };
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};

@@ -59,8 +59,64 @@ pub enum OptimizerSpec {
 }
 
 impl OptimizerSpec {
-    /// Burn's optimizer with these settings.
-    pub fn init(&self) -> ModuleOptimizer {
+    /// Burn's optimizer with these settings, or an error naming the first setting outside its
+    /// range (values from `--set` or `--config` reach here unchecked by the macro).
+    pub fn init(&self) -> Result<ModuleOptimizer, FitError> {
+        self.check()?;
+        Ok(self.build())
+    }
+
+    fn check(&self) -> Result<(), FitError> {
+        /// A range: the test and how the error states it.
+        type Range = (fn(f64) -> bool, &'static str);
+        const UNIT: Range = (|v| (0.0..1.0).contains(&v), "in [0, 1)");
+        const POSITIVE: Range = (|v| v > 0.0 && v.is_finite(), "positive");
+        const NON_NEGATIVE: Range = (|v| v >= 0.0 && v.is_finite(), "0 or more");
+        let settings: Vec<(&str, Option<f64>, Range)> = match *self {
+            OptimizerSpec::Sgd {
+                momentum,
+                weight_decay,
+            } => vec![
+                ("momentum", momentum, UNIT),
+                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
+            ],
+            OptimizerSpec::Adam {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => vec![
+                ("beta_1", Some(beta_1.into()), UNIT),
+                ("beta_2", Some(beta_2.into()), UNIT),
+                ("epsilon", Some(epsilon.into()), POSITIVE),
+                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
+            ],
+            OptimizerSpec::AdamW {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => vec![
+                ("beta_1", Some(beta_1.into()), UNIT),
+                ("beta_2", Some(beta_2.into()), UNIT),
+                ("epsilon", Some(epsilon.into()), POSITIVE),
+                ("weight_decay", Some(weight_decay.into()), NON_NEGATIVE),
+            ],
+        };
+        for (key, value, (ok, range)) in settings {
+            if let Some(value) = value
+                && !ok(value)
+            {
+                return Err(FitError::InvalidOption {
+                    option: "optimizer",
+                    message: format!("`{key}` is {value}; it must be {range}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self) -> ModuleOptimizer {
         match *self {
             OptimizerSpec::Sgd {
                 momentum,
@@ -269,6 +325,30 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("lr_schedule"), "{err}");
+    }
+
+    #[test]
+    fn optimizer_settings_out_of_range_are_refused_by_name() {
+        let adam = |beta_1: f32, epsilon: f32| OptimizerSpec::Adam {
+            beta_1,
+            beta_2: 0.999,
+            epsilon,
+            weight_decay: None,
+        };
+        assert!(adam(0.9, 1e-8).init().is_ok());
+        let err = adam(1.0, 1e-8).init().err().unwrap().to_string();
+        assert!(err.contains("`beta_1` is 1; it must be in [0, 1)"), "{err}");
+        let err = adam(0.9, -1e-8).init().err().unwrap().to_string();
+        assert!(
+            err.contains("`epsilon`") && err.contains("positive"),
+            "{err}"
+        );
+        let sgd = OptimizerSpec::Sgd {
+            momentum: Some(-0.5),
+            weight_decay: None,
+        };
+        let err = sgd.init().err().unwrap().to_string();
+        assert!(err.contains("`momentum` is -0.5"), "{err}");
     }
 
     #[test]

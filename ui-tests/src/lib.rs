@@ -1,1 +1,2 @@
-//! Holds no code: the cases are `pass/*.rs` and `fail/*.rs`, run by `tests/ui.rs`.
+//! Holds no code: the cases are `pass/<macro>/*.rs` (run by `tests/pass.rs`) and
+//! `fail/<macro>/*.rs` (run by `tests/ui.rs`, their errors held to `tests/stderr_rules.rs`).

@@ -45,9 +45,9 @@ pub type ValidOutputOf<M> = <M as InferenceStep>::Output;
 
 /// Train and valid datasets of items `I`, and the batcher turning items into the model's inputs.
 pub struct Data<I, B> {
-    train: Arc<dyn Dataset<I>>,
-    valid: Arc<dyn Dataset<I>>,
-    batcher: B,
+    pub(crate) train: Arc<dyn Dataset<I>>,
+    pub(crate) valid: Arc<dyn Dataset<I>>,
+    pub(crate) batcher: B,
 }
 
 impl<I, B> Data<I, B> {
@@ -60,6 +60,15 @@ impl<I, B> Data<I, B> {
         Self {
             train: Arc::new(train),
             valid: Arc::new(valid),
+            batcher,
+        }
+    }
+
+    /// Datasets already behind shared handles.
+    pub fn from_shared(train: Arc<dyn Dataset<I>>, valid: Arc<dyn Dataset<I>>, batcher: B) -> Self {
+        Self {
+            train,
+            valid,
             batcher,
         }
     }

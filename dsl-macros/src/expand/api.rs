@@ -1,0 +1,323 @@
+//! `impl <Name>`: the experiment's entry points. The same signatures serve the real expansion
+//! and the dummy one emitted after an error, so the user's own calls type-check either way.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::config::{ConfigKey, config_name, fit_options};
+use super::model::model_name;
+use super::{Locals, burn_engine, metrics, respan};
+use crate::ast::*;
+use crate::private::Rt;
+
+/// The bodies of the entry points: generated from a valid experiment, or `unreachable!()` in the
+/// dummy expansion (which never runs: the build has already failed).
+pub enum Bodies<'a> {
+    Real(&'a [ConfigKey]),
+    Dummy,
+}
+
+pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies) -> TokenStream {
+    let config_name = config_name(name);
+    let model_name = model_name(name);
+    // `()` where the step or its batch type was rejected: only the dummy sees that case.
+    let batch_ty = match exp.step.as_ref().map(|s| &s.batch_ty) {
+        Some(syn::Type::Infer(_)) | None => quote!(()),
+        Some(ty) => quote!(#ty),
+    };
+    let device_ty = quote!(#Rt::burn::tensor::Device);
+    let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #Rt::FitError>);
+    let fit_result = result(quote!(#Rt::FitReport<#model_name>));
+    let model_result = result(quote!(#model_name));
+    let best_result = result(quote!((usize, #model_name)));
+    let eval_result = result(quote!(#Rt::Evaluation));
+    let l = Locals::new();
+    let b = match bodies {
+        Bodies::Real(keys) => Some(RealBodies::new(exp, name, snake, keys, &l)),
+        Bodies::Dummy => None,
+    };
+    let body = |real: fn(&RealBodies) -> TokenStream| match &b {
+        Some(b) => real(b),
+        None => quote!(::core::unreachable!()),
+    };
+    let (config_body, load_with_body, best_body, evaluate_body, cli_body, with_options_body) = (
+        body(|b| b.config.clone()),
+        body(|b| b.load_with.clone()),
+        body(|b| b.load_best_with.clone()),
+        body(|b| b.evaluate.clone()),
+        body(|b| b.cli.clone()),
+        body(|b| b.with_options.clone()),
+    );
+    let Locals { config, adjust, .. } = &l;
+    let allow = match b {
+        Some(_) => quote!(),
+        None => quote!(#[allow(unused_variables, clippy::all)]),
+    };
+    quote! {
+        #allow
+        impl #name {
+            /// The config with the values written in `training!`.
+            pub fn config() -> #config_name {
+                #config_body
+            }
+
+            /// Trains with the values written in `training!` on `device`.
+            pub fn fit(device: &#device_ty) -> #fit_result {
+                Self::with_config(Self::config(), device)
+            }
+
+            /// The run directory of `config`: `<artifacts>/<name in snake_case>`.
+            pub fn run_dir(#config: &#config_name) -> ::std::path::PathBuf {
+                ::std::path::Path::new(&#config.artifacts).join(#snake)
+            }
+
+            /// The model of checkpoint `epoch` of the default run directory, on `device`.
+            pub fn load(epoch: usize, device: &#device_ty) -> #model_result {
+                Self::load_with(&Self::config(), epoch, device)
+            }
+
+            /// The model of checkpoint `epoch` of `config`'s run directory, on `device`.
+            pub fn load_with(#config: &#config_name, epoch: usize, device: &#device_ty) -> #model_result {
+                #load_with_body
+            }
+
+            /// The checkpoint of the default run directory with the best value of the metric
+            /// `best(..)` watches (else `valid.loss`, else the newest), with its epoch.
+            pub fn load_best(device: &#device_ty) -> #best_result {
+                Self::load_best_with(&Self::config(), device)
+            }
+
+            /// [`Self::load_best`] in `config`'s run directory.
+            pub fn load_best_with(#config: &#config_name, device: &#device_ty) -> #best_result {
+                #best_body
+            }
+
+            /// The experiment's validation metrics of `model` on another dataset (a test set),
+            /// batched by `batcher`.
+            pub fn evaluate<I, D, B>(model: &#model_name, dataset: D, batcher: B) -> #eval_result
+            where
+                I: ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,
+                D: #Rt::burn::data::dataset::Dataset<I> + 'static,
+                B: #Rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
+            {
+                #evaluate_body
+            }
+
+            /// Trains with `config` (e.g. `Self::config()` with some values changed) on `device`.
+            pub fn with_config(#config: #config_name, device: &#device_ty) -> #fit_result {
+                Self::with_options(#config, device, |_| {})
+            }
+
+            /// The command line of this experiment: `--epochs`, `--lr`, `--resume latest`,
+            /// `--config run.json`, `--set key=value`, `--fast-dev-run`, ... (`--help` lists
+            /// them). Trains on `Device::flex()`; the exit code is 0 on success, 2 for a
+            /// command-line mistake, 130 when interrupted, 1 otherwise.
+            pub fn cli() -> ::std::process::ExitCode {
+                #cli_body
+            }
+
+            /// [`Self::with_config`], with the run options adjusted by `adjust` before training
+            /// (batch limits, `write_files`, `quiet`, ...).
+            pub fn with_options(
+                #config: #config_name,
+                device: &#device_ty,
+                #adjust: impl ::core::ops::FnOnce(&mut #Rt::FitOptions),
+            ) -> #fit_result {
+                #with_options_body
+            }
+        }
+    }
+}
+
+/// The bodies generated from a valid experiment.
+struct RealBodies {
+    config: TokenStream,
+    load_with: TokenStream,
+    load_best_with: TokenStream,
+    evaluate: TokenStream,
+    cli: TokenStream,
+    with_options: TokenStream,
+}
+
+impl RealBodies {
+    fn new(exp: &Experiment, name: &Ident, snake: &str, keys: &[ConfigKey], l: &Locals) -> Self {
+        let model = exp.model.as_ref().expect("validated");
+        let step = exp.step.as_ref().expect("validated");
+        let model_name = model_name(name);
+        let config_name = config_name(name);
+        let Locals {
+            config,
+            options,
+            model: model_var,
+            ..
+        } = l;
+        let (model_ty, init) = (&model.ty, model.init.as_ref().expect("validated"));
+        let args = Ident::new("args", Span::mixed_site());
+        Self {
+            config: quote!(<#config_name as ::core::default::Default>::default()),
+            load_with: quote! {
+                let #model_var: #model_ty = #init;
+                #Rt::load_checkpoint(&Self::run_dir(#config), epoch, #model_name { model: #model_var })
+            },
+            load_best_with: {
+                let watch = best_watch(exp);
+                quote! {
+                    let epoch = #Rt::best_checkpoint(&Self::run_dir(#config), #watch)?;
+                    Ok((epoch, Self::load_with(#config, epoch, device)?))
+                }
+            },
+            evaluate: {
+                let boxes = metrics::valid_boxes(exp, &model_name);
+                let check = output_check(step, &model_name, quote!(InferenceStep));
+                let call = quote_spanned! {step.output_ty.span()=>
+                    #Rt::evaluate(model, dataset, batcher, Self::config().batch_size, ::std::vec![#(#boxes),*])
+                };
+                quote!(#check #call)
+            },
+            cli: quote! {
+                #Rt::cli::main(Self::config(), |#config, #args| {
+                    let device = #Rt::burn::tensor::Device::flex();
+                    Self::with_options(#config, &device, |#options| #args.adjust(#options))
+                        .map(|report| report.run_dir)
+                })
+            },
+            with_options: with_options(exp, name, snake, keys, l),
+        }
+    }
+}
+
+/// A statement naming the step output through the model's step impl, at the user's output type:
+/// a wrong output fails here once (at the span where the step impls report it), and rustc then
+/// drops the same failure at each metric of the function.
+fn output_check(step: &Step, model_name: &Ident, trait_name: TokenStream) -> TokenStream {
+    respan(
+        quote! {
+            let _: ::core::marker::PhantomData<<#model_name as #Rt::burn::train::#trait_name>::Output> =
+                ::core::marker::PhantomData;
+        },
+        step.output_ty.span(),
+    )
+}
+
+/// Trains: the model and data built from the user's expressions, the config's values in
+/// `FitOptions`, the metrics, then our fit loop or Burn's engine. Generated bindings have
+/// mixed-site names, invisible to the user's expressions, which see only `device`.
+fn with_options(
+    exp: &Experiment,
+    name: &Ident,
+    snake: &str,
+    keys: &[ConfigKey],
+    l: &Locals,
+) -> TokenStream {
+    let model = exp.model.as_ref().expect("validated");
+    let step = exp.step.as_ref().expect("validated");
+    let loader = exp.loader.as_ref().expect("validated");
+    let model_name = model_name(name);
+    let Locals {
+        config,
+        options,
+        model: model_var,
+        optimizer,
+        lr_schedule,
+        sources,
+        train_device,
+        adjust,
+        ..
+    } = l;
+    let (model_ty, init, batch_ty) = (
+        &model.ty,
+        model.init.as_ref().expect("validated"),
+        &step.batch_ty,
+    );
+    let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
+        Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
+        Optimizer::Expr(expr) => quote!(#expr),
+    };
+    // Each check sits at the user's expression (see `Sources` for the order).
+    let batcher = Ident::new("batcher", Span::mixed_site());
+    let dataset =
+        |expr: &syn::Expr| quote_spanned!(expr.span()=> #Rt::DatasetOf::shared(&#batcher, #expr));
+    let (train, valid) = (
+        dataset(loader.train.as_ref().expect("validated")),
+        dataset(loader.valid.as_ref().expect("validated")),
+    );
+    let batcher_expr = loader.batcher.as_ref().expect("validated");
+    let batcher_expr = quote_spanned!(batcher_expr.span()=> ::std::sync::Arc::new(#batcher_expr));
+    let fit_options = fit_options(keys, config, snake);
+    let check = [quote!(TrainStep), quote!(InferenceStep)]
+        .map(|step_trait| output_check(step, &model_name, step_trait));
+    let metric_calls = metrics::registrations(exp, &model_name);
+    let burn = burn_engine::hand_over(exp, &model_name, l);
+    // The run's calls are bounded by the step output too: at the output type, like the step impls.
+    let fit = respan(
+        quote! {
+            #Rt::Fit::new(#model_name { model: #model_var }, #optimizer, #lr_schedule)
+                .options(#options)
+                .hyperparameters(&#config)
+        },
+        step.output_ty.span(),
+    );
+    let run = respan(
+        quote!(.run(device, #sources.into_data())),
+        step.output_ty.span(),
+    );
+    quote! {
+        #(#check)*
+        if let ::core::option::Option::Some(seed) = #config.seed {
+            device.seed(seed);
+        }
+        // The model is built on the autodiff twin of the run's device, so that its parameters
+        // track gradients whichever device the caller passed.
+        let #train_device = device.clone().autodiff();
+        let #model_var: #model_ty = {
+            let device = &#train_device;
+            #init
+        };
+        let #batcher: ::std::sync::Arc<dyn #Rt::burn::data::dataloader::batcher::Batcher<_, #batch_ty>> =
+            #batcher_expr;
+        let #sources = #Rt::Sources {
+            train: #train,
+            valid: #valid,
+            batcher: #batcher,
+        };
+        let #lr_schedule = #config.lr_schedule.build(
+            #config.lr,
+            #Rt::optimizer_steps(
+                #sources.train.len(),
+                #config.batch_size,
+                #config.grad_accumulation,
+                #config.epochs,
+            ),
+        )?;
+        let #optimizer = #optimizer_expr;
+        let mut #options = #fit_options;
+        #adjust(&mut #options);
+        #burn
+        #fit
+            #(#metric_calls)*
+            #run
+    }
+}
+
+/// The metric `load_best` ranks checkpoints by: the first `best(..)` policy, else `valid.loss`
+/// when recorded, else none (the newest checkpoint).
+fn best_watch(exp: &Experiment) -> TokenStream {
+    let best = exp.checkpoint.iter().flatten().find_map(|p| match p {
+        Policy::Best(m) => Some(m.clone()),
+        _ => None,
+    });
+    let watched = best.or_else(|| {
+        metrics::recorded(exp)
+            .into_iter()
+            .find(|m| m.split == "valid" && m.name == "loss")
+    });
+    match watched {
+        Some(m) => {
+            let split = super::values::split(&m);
+            let key = m.key();
+            quote!(::core::option::Option::Some((#split, #key)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}

@@ -1,0 +1,266 @@
+//! `<Name>Config`: one record per config key feeds the struct, its defaults and the run options.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::values;
+use crate::ast::*;
+use crate::private::Rt;
+
+/// One field of `<Name>Config`.
+pub struct ConfigKey {
+    pub name: &'static str,
+    doc: &'static str,
+    ty: TokenStream,
+    /// The value written in `training!` (or the key's default).
+    default: TokenStream,
+    /// How the value reaches `FitOptions`, by field name: `Clone` for a value copied over,
+    /// `Path` for the artifacts folder; `None` for keys the expansion reads itself (the
+    /// learning rate and the optimizer build the optimizer; the seed seeds the device).
+    to_option: Option<ToOption>,
+}
+
+#[derive(Clone, Copy)]
+enum ToOption {
+    Clone,
+    Path,
+}
+
+impl ConfigKey {
+    fn new(name: &'static str, doc: &'static str, ty: TokenStream, default: TokenStream) -> Self {
+        Self {
+            name,
+            doc,
+            ty,
+            default,
+            to_option: Some(ToOption::Clone),
+        }
+    }
+
+    /// The key is read by the expansion, not passed to `FitOptions`.
+    fn expansion_only(self) -> Self {
+        Self {
+            to_option: None,
+            ..self
+        }
+    }
+
+    fn ident(&self) -> Ident {
+        Ident::new(self.name, Span::call_site())
+    }
+}
+
+/// Every config key of `exp`, in the order of the struct. Works on any parsed experiment (values
+/// that are missing or rejected get a placeholder), so the dummy expansion after an error
+/// declares the same config type as a valid one.
+pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
+    let loader = exp.loader.as_ref();
+    let number = |n: Option<&Number>, fallback: usize| n.map_or(fallback, Number::as_usize);
+    let epochs = number(exp.epochs.as_ref(), 1);
+    let batch_size = number(loader.and_then(|l| l.batch_size.as_ref()), 1);
+    let workers = number(loader.and_then(|l| l.workers.as_ref()), 0);
+    let shuffle = values::opt_u64(&loader.and_then(|l| l.shuffle.clone()));
+    let option = |ty: TokenStream| quote!(::core::option::Option<#ty>);
+    let lr = match &exp.optimizer {
+        Some(Optimizer::Named { lr, .. }) => lr.as_ref(),
+        _ => exp.lr.as_ref(),
+    }
+    .map_or(0.0, |n| n.value);
+    let artifacts = exp
+        .artifacts
+        .as_ref()
+        .map_or_else(|| "artifacts".to_owned(), |s| s.value());
+    let schedule = exp
+        .lr_schedule
+        .as_ref()
+        .map_or_else(|| quote!(#Rt::Schedule::Constant), values::schedule);
+
+    let mut keys = vec![
+        ConfigKey::new(
+            "epochs",
+            "Last epoch to train.",
+            quote!(usize),
+            quote!(#epochs),
+        ),
+        ConfigKey::new(
+            "batch_size",
+            "Samples per batch.",
+            quote!(usize),
+            quote!(#batch_size),
+        ),
+        ConfigKey::new(
+            "shuffle",
+            "Shuffle seed of the training split; `None` keeps dataset order.",
+            option(quote!(u64)),
+            shuffle,
+        ),
+        ConfigKey::new(
+            "workers",
+            "Threads building batches ahead of training.",
+            quote!(usize),
+            quote!(#workers),
+        ),
+        ConfigKey::new("lr", "Base learning rate.", quote!(f64), quote!(#lr)).expansion_only(),
+    ];
+    if let Some(Optimizer::Named { name, args, .. }) = &exp.optimizer {
+        keys.push(
+            ConfigKey::new(
+                "optimizer",
+                "The optimizer and its settings.",
+                quote!(#Rt::OptimizerSpec),
+                values::optimizer_spec(&name.to_string(), args),
+            )
+            .expansion_only(),
+        );
+    }
+    keys.extend([
+        ConfigKey::new(
+            "lr_schedule",
+            "How the learning rate moves over the run.",
+            quote!(#Rt::Schedule),
+            schedule,
+        )
+        .expansion_only(),
+        ConfigKey::new(
+            "grad_accumulation",
+            "Batches per optimizer step.",
+            option(quote!(usize)),
+            values::opt_usize(&exp.grad_accumulation),
+        ),
+        ConfigKey::new(
+            "grad_clip",
+            "Gradient clipping.",
+            option(quote!(#Rt::GradClip)),
+            values::grad_clip(&exp.grad_clip),
+        ),
+        ConfigKey::new(
+            "early_stopping",
+            "Early stopping rule.",
+            option(quote!(#Rt::EarlyStopping)),
+            values::early_stopping(&exp.early_stopping),
+        ),
+        ConfigKey::new(
+            "seed",
+            "Seed of the device RNG, set before the model is initialised.",
+            option(quote!(u64)),
+            values::opt_u64(&exp.seed),
+        )
+        .expansion_only(),
+        ConfigKey {
+            to_option: Some(ToOption::Path),
+            ..ConfigKey::new(
+                "artifacts",
+                "Root folder of run directories.",
+                quote!(::std::string::String),
+                quote!(::std::string::String::from(#artifacts)),
+            )
+        },
+        ConfigKey::new(
+            "checkpoint",
+            "Checkpoint policies; `None` writes no checkpoint.",
+            option(quote!(::std::vec::Vec<#Rt::Policy>)),
+            values::checkpoint(exp),
+        ),
+        ConfigKey::new(
+            "resume",
+            "Where the run continues from.",
+            option(quote!(#Rt::Resume)),
+            values::resume(&exp.resume),
+        ),
+    ]);
+    if exp.has_burn_engine() {
+        keys.extend(engine_keys(exp));
+    }
+    keys
+}
+
+/// `engine`, `strategy` and `devices`: only in experiments that name one of them.
+fn engine_keys(exp: &Experiment) -> [ConfigKey; 3] {
+    let engine = match &exp.engine {
+        Some(e) if e == "burn" => quote!(#Rt::engine::Engine::Burn),
+        _ => quote!(#Rt::engine::Engine::Ours),
+    };
+    let strategy = match exp.strategy.as_ref().map(ToString::to_string).as_deref() {
+        Some("multi") => quote!(#Rt::engine::Strategy::Multi),
+        Some("ddp") => quote!(#Rt::engine::Strategy::Ddp),
+        _ => quote!(#Rt::engine::Strategy::Single),
+    };
+    let devices = exp.devices.as_ref().map_or(1, Number::as_usize);
+    [
+        ConfigKey::new(
+            "engine",
+            "`ours` (our fit loop) or `burn` (Burn's `SupervisedTraining`).",
+            quote!(#Rt::engine::Engine),
+            engine,
+        )
+        .expansion_only(),
+        ConfigKey::new(
+            "strategy",
+            "Burn's execution strategy: `single`, `multi` or `ddp`.",
+            quote!(#Rt::engine::Strategy),
+            strategy,
+        )
+        .expansion_only(),
+        ConfigKey::new(
+            "devices",
+            "Number of devices; more than one runs on Burn's engine.",
+            quote!(usize),
+            quote!(#devices),
+        )
+        .expansion_only(),
+    ]
+}
+
+/// The config struct and its `Default` (the values written in `training!`).
+pub fn config_struct(exp: &Experiment, name: &Ident, keys: &[ConfigKey]) -> TokenStream {
+    let vis = &exp.vis;
+    let config_name = config_name(name);
+    let doc = format!(
+        "Every scalar hyperparameter of [`{name}`], defaulting to the values written in `training!`; saved as `config.json` with each run."
+    );
+    let fields = keys.iter().map(|k| {
+        let (ident, doc, ty) = (k.ident(), k.doc, &k.ty);
+        quote!(#[doc = #doc] pub #ident: #ty,)
+    });
+    let defaults = keys.iter().map(|k| {
+        let (ident, default) = (k.ident(), &k.default);
+        quote!(#ident: #default,)
+    });
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Debug, PartialEq, #Rt::serde::Serialize, #Rt::serde::Deserialize)]
+        #[serde(crate = "::dsl_runtime::__private::serde", default, deny_unknown_fields)]
+        #vis struct #config_name {
+            #(#fields)*
+        }
+
+        impl ::core::default::Default for #config_name {
+            fn default() -> Self {
+                Self { #(#defaults)* }
+            }
+        }
+    }
+}
+
+/// `FitOptions` from the config value `config` and the run's `name`.
+pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStream {
+    let fields = keys.iter().filter_map(|k| {
+        let ident = k.ident();
+        Some(match k.to_option? {
+            ToOption::Clone => quote!(#ident: ::core::clone::Clone::clone(&#config.#ident),),
+            ToOption::Path => quote!(#ident: ::std::path::PathBuf::from(&#config.#ident),),
+        })
+    });
+    quote! {
+        #Rt::FitOptions {
+            name: ::std::string::String::from(#snake),
+            first_epoch: 1,
+            #(#fields)*
+            ..#Rt::FitOptions::default()
+        }
+    }
+}
+
+pub fn config_name(name: &Ident) -> Ident {
+    format_ident!("{}Config", name)
+}

@@ -1,0 +1,100 @@
+//! Metric registrations: each metric is boxed through `MetricSource` under the span of the
+//! user's metric name, the one place a step output that cannot feed it is reported.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use super::respan;
+use crate::ast::*;
+use crate::catalog::{self, MetricType};
+use crate::private::Rt;
+use crate::validate::default_metrics;
+
+/// The recorded metrics: `metrics`, or `[train.loss, valid.loss]` when it is absent.
+pub fn recorded(exp: &Experiment) -> Vec<MetricRef> {
+    exp.metrics.clone().unwrap_or_else(default_metrics)
+}
+
+/// The runtime constructor of a metric (`metric::top_k(5)`).
+pub fn constructor(m: &MetricRef) -> TokenStream {
+    let spec = catalog::metric(&m.name.to_string()).expect("validated");
+    let f = Ident::new(spec.constructor, Span::call_site());
+    let arg = m.arg.as_ref().map(|a| match spec.arg {
+        catalog::MetricArg::Count => {
+            let k = a.as_usize();
+            quote!(#k)
+        }
+        _ => {
+            let v = a.value;
+            quote!(#v)
+        }
+    });
+    quote!(#Rt::metric::#f(#arg))
+}
+
+/// The metric's type, every token at `span`.
+fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
+    let spec = catalog::metric(&m.name.to_string()).expect("validated");
+    match spec.burn_type {
+        MetricType::Ours(ty) => {
+            let ty = Ident::new(ty, span);
+            quote_spanned!(span=> #Rt::metric::#ty)
+        }
+        MetricType::Burn(ty) => {
+            let ty = Ident::new(ty, span);
+            quote_spanned!(span=> #Rt::burn::train::metric::#ty)
+        }
+    }
+}
+
+/// `m`, boxed for the step output of `model_name` (the training step's for `train.*`, the
+/// inference step's otherwise).
+pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
+    let span = m.name.span();
+    let ctor = constructor(m);
+    let metric = metric_type(m, span);
+    let step = if m.split == "train" {
+        quote!(TrainStep)
+    } else {
+        quote!(InferenceStep)
+    };
+    respan(
+        quote!(<<#model_name as #Rt::burn::train::#step>::Output as #Rt::MetricSource<#metric>>::boxed(#ctor)),
+        span,
+    )
+}
+
+/// `.train_metric(..)` / `.valid_metric(..)` calls on a `Fit`.
+pub fn registrations(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
+    recorded(exp)
+        .iter()
+        .map(|m| {
+            let boxed = boxed(m, model_name);
+            if m.split == "train" {
+                quote!(.train_metric(#boxed))
+            } else {
+                quote!(.valid_metric(#boxed))
+            }
+        })
+        .collect()
+}
+
+/// The boxed validation metrics, for `evaluate`.
+pub fn valid_boxes(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
+    recorded(exp)
+        .iter()
+        .filter(|m| m.split == "valid")
+        .map(|m| boxed(m, model_name))
+        .collect()
+}
+
+/// The Burn metric a metric name stands for, as an expression (Burn's `LossMetric` for `loss`:
+/// our sample-weighted loss emits no per-step entries for Burn's loggers).
+pub fn burn_metric(m: &MetricRef) -> TokenStream {
+    if m.name == "loss" {
+        quote!(#Rt::burn::train::metric::LossMetric::new())
+    } else {
+        let ctor = constructor(m);
+        quote!(#ctor.into_inner())
+    }
+}

@@ -1,0 +1,185 @@
+//! [`Experiment`] to Rust: thin calls into `dsl_runtime::__private`, where the logic lives. One
+//! generator per item: the config struct (`config`), the model wrapper (`model`), the entry
+//! points (`api`), the metric registrations (`metrics`) and Burn's engine (`burn_engine`).
+
+mod api;
+mod burn_engine;
+mod config;
+mod metrics;
+mod model;
+mod values;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::ast::*;
+use crate::private::Rt;
+use api::Bodies;
+
+/// Expands a validated experiment (every required key present).
+pub fn expand(exp: &Experiment) -> TokenStream {
+    let name = exp.name.as_ref().expect("validated");
+    let snake = snake_case(&name.to_string());
+    let keys = config::keys(exp);
+    let unit = unit_struct(exp, name);
+    let config = config::config_struct(exp, name, &keys);
+    let model = model::model_module(
+        exp,
+        exp.model.as_ref().expect("validated"),
+        exp.step.as_ref().expect("validated"),
+        &snake,
+    );
+    let api = api::inherent_impl(exp, name, &snake, Bodies::Real(&keys));
+    quote!(#unit #config #model #api)
+}
+
+/// What the user's code can name after an error: the experiment with every entry point, its
+/// config and its model type, with bodies that never run. Modelled on clap's `dummies.rs`: one
+/// mistake in `training!` is then one error, not one more per use of the experiment.
+pub fn dummy(exp: &Experiment) -> TokenStream {
+    let Some(name) = &exp.name else {
+        return quote!();
+    };
+    let snake = snake_case(&name.to_string());
+    let keys = config::keys(exp);
+    let unit = unit_struct(exp, name);
+    let config = config::config_struct(exp, name, &keys);
+    let vis = &exp.vis;
+    let model_name = model::model_name(name);
+    let model = match &exp.model {
+        Some(Model { ty, .. }) => quote! {
+            #[allow(dead_code)]
+            #vis struct #model_name { pub model: #ty }
+        },
+        None => quote!(#vis struct #model_name;),
+    };
+    let api = api::inherent_impl(exp, name, &snake, Bodies::Dummy);
+    let uses = user_expressions(exp);
+    quote!(#unit #config #model #api #uses)
+}
+
+/// The user's expressions in a function that is never called: they are still type-checked (an
+/// error in them is the user's to fix either way) and their imports stay used, so a rejected
+/// invocation adds no "unused import" warnings.
+fn user_expressions(exp: &Experiment) -> TokenStream {
+    let model = exp.model.as_ref().map(|Model { ty, init }| match init {
+        Some(init) => quote!(let _ = |device: &#Rt::burn::tensor::Device| -> #ty { #init };),
+        None => quote!(let _: ::core::marker::PhantomData<#ty>;),
+    });
+    let step = match (&exp.model, &exp.step) {
+        (Some(model), Some(step)) if !matches!(step.batch_ty, syn::Type::Infer(_)) => {
+            let model_ty = &model.ty;
+            let Step {
+                model_pat,
+                batch_pat,
+                batch_ty,
+                output_ty,
+                body,
+            } = step;
+            Some(quote! {
+                fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty { #body }
+            })
+        }
+        (_, Some(step)) => {
+            let output_ty = &step.output_ty;
+            Some(quote!(let _: ::core::marker::PhantomData<#output_ty>;))
+        }
+        _ => None,
+    };
+    let loader = exp
+        .loader
+        .iter()
+        .flat_map(|l| [&l.train, &l.valid, &l.batcher]);
+    let loader = loader.flatten().map(|e| quote!(let _ = #e;));
+    let optimizer = match &exp.optimizer {
+        Some(Optimizer::Expr(e)) => Some(quote!(let _ = #e;)),
+        _ => None,
+    };
+    quote! {
+        const _: () = {
+            #[allow(dead_code, unused)]
+            fn uses(device: &#Rt::burn::tensor::Device) {
+                #model
+                #step
+                #(#loader)*
+                #optimizer
+            }
+        };
+    }
+}
+
+fn unit_struct(exp: &Experiment, name: &Ident) -> TokenStream {
+    let (docs, vis) = (&exp.docs, &exp.vis);
+    quote! {
+        #(#docs)*
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #name;
+    }
+}
+
+/// The bindings of generated bodies, with mixed-site names: a user expression that names
+/// `config` or `model` gets the user's own item (or a clear "not found"), never ours.
+pub struct Locals {
+    config: Ident,
+    options: Ident,
+    model: Ident,
+    optimizer: Ident,
+    lr_schedule: Ident,
+    sources: Ident,
+    training: Ident,
+    train_device: Ident,
+    adjust: Ident,
+}
+
+impl Locals {
+    fn new() -> Self {
+        let local = |name: &str| Ident::new(name, Span::mixed_site());
+        Self {
+            config: local("config"),
+            options: local("options"),
+            model: local("model"),
+            optimizer: local("optimizer"),
+            lr_schedule: local("lr_schedule"),
+            sources: local("sources"),
+            training: local("training"),
+            train_device: local("train_device"),
+            adjust: local("adjust"),
+        }
+    }
+}
+
+/// `ThreeClass` → `three_class`: the run directory's name.
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `tokens` with every span located at `span`, so an error anywhere in them points at the user's
+/// token instead of the whole invocation. Names keep how they resolve: a mixed-site binding
+/// stays invisible to the user's code.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(group.span().located_at(span));
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(token.span().located_at(span));
+            }
+            token
+        })
+        .collect()
+}

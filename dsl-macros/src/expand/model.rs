@@ -1,0 +1,117 @@
+//! `<Name>Model`: the user's model in a Burn `Module` with `TrainStep` and `InferenceStep` built
+//! from `step`, so two experiments may train the same model type.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+
+use super::respan;
+use crate::ast::*;
+use crate::private::Rt;
+
+pub fn model_name(name: &Ident) -> Ident {
+    format_ident!("{}Model", name)
+}
+
+/// The output type as generated code names it: `<Output as StepOutput>::Checked`, all at the
+/// user's output type, so a wrong output is one error there.
+fn checked_output(step: &Step) -> TokenStream {
+    let output_ty = &step.output_ty;
+    respan(
+        quote!(<#output_ty as #Rt::StepOutput>::Checked),
+        output_ty.span(),
+    )
+}
+
+/// The hidden module holding the wrapper and its step impls, and the `use` that exports the
+/// wrapper where the experiment is.
+pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -> TokenStream {
+    let name = exp.name.as_ref().expect("validated");
+    let vis = &exp.vis;
+    // Items of the hidden module are visible where the experiment is.
+    let inner_vis = match vis {
+        syn::Visibility::Inherited => quote!(pub(super)),
+        other => quote!(#other),
+    };
+    let module = format_ident!("__dsl_{}", snake);
+    let model_name = model_name(name);
+    let model_ty = &model.ty;
+    let Step {
+        model_pat,
+        batch_pat,
+        batch_ty,
+        output_ty,
+        body,
+    } = step;
+    // A closure with a return type always has a block body; other bodies get braces.
+    let body = match body {
+        syn::Expr::Block(block) => quote!(#block),
+        other => quote!({ #other }),
+    };
+    let output_span = output_ty.span();
+    let checked = checked_output(step);
+    // Every token of the step methods checks the output type, so all of them sit at the user's
+    // output type; identical errors at one span are reported once. The batch type is named
+    // `Self::Input` to keep its own errors at the user's batch type.
+    let train_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
+                let output = step(&self.model, batch);
+                #Rt::train_output(self, output)
+            }
+        },
+        output_span,
+    );
+    let inference_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> Self::Output {
+                step(&self.model, batch)
+            }
+        },
+        output_span,
+    );
+    let doc = format!(
+        "The model of [`{name}`] with its training and inference steps (`TrainStep`, `InferenceStep`) built from `step`."
+    );
+    // The impl headers are checked against the output type as well (Burn's bounds on `Output`).
+    let train_impl = respan(
+        quote!(impl burn::train::TrainStep for #model_name),
+        output_span,
+    );
+    let inference_impl = respan(
+        quote!(impl burn::train::InferenceStep for #model_name),
+        output_span,
+    );
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_imports)]
+        mod #module {
+            use super::*;
+            use #Rt::burn;
+
+            #[doc = #doc]
+            #[derive(burn::module::Module, Debug)]
+            #inner_vis struct #model_name {
+                /// The user's model.
+                pub model: #model_ty,
+            }
+
+            fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty #body
+
+            #train_impl {
+                type Input = #batch_ty;
+                type Output = #checked;
+
+                #train_step_fn
+            }
+
+            #inference_impl {
+                type Input = #batch_ty;
+                type Output = #checked;
+
+                #inference_step_fn
+            }
+        }
+        #vis use #module::#model_name;
+    }
+}

@@ -1,0 +1,169 @@
+//! The macro's values as runtime values: numbers, optimizer and schedule specs, policies.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ast::*;
+use crate::private::Rt;
+
+pub fn some_or_none(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+pub fn opt_u64(n: &Option<Number>) -> TokenStream {
+    some_or_none(n.as_ref().map(|n| {
+        let v = n.value as u64;
+        quote!(#v)
+    }))
+}
+
+pub fn opt_usize(n: &Option<Number>) -> TokenStream {
+    some_or_none(n.as_ref().map(|n| {
+        let v = n.as_usize();
+        quote!(#v)
+    }))
+}
+
+pub fn split(metric: &MetricRef) -> TokenStream {
+    if metric.split == "train" {
+        quote!(#Rt::Split::Train)
+    } else {
+        quote!(#Rt::Split::Valid)
+    }
+}
+
+/// `OptimizerSpec` of a named optimizer; arguments left out get Burn's defaults.
+pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream {
+    let spec = crate::catalog::optimizer(name).expect("parsed names are known");
+    let value = |key: &str| {
+        args.iter()
+            .find(|(k, _)| spec.arg(&k.to_string()).is_some_and(|a| a.name == key))
+            .map(|(_, n)| n.value)
+    };
+    let f32_or = |key: &str, default: f32| value(key).map_or(default, |v| v as f32);
+    let opt_f32 = |key: &str| {
+        some_or_none(value(key).map(|v| {
+            let v = v as f32;
+            quote!(#v)
+        }))
+    };
+    match name {
+        "sgd" => {
+            let momentum = some_or_none(value("momentum").map(|m| quote!(#m)));
+            let weight_decay = opt_f32("weight_decay");
+            quote!(#Rt::OptimizerSpec::Sgd { momentum: #momentum, weight_decay: #weight_decay })
+        }
+        _ => {
+            let (b1, b2, eps) = (
+                f32_or("beta_1", 0.9),
+                f32_or("beta_2", 0.999),
+                f32_or("epsilon", 1e-5),
+            );
+            if name == "adam" {
+                let weight_decay = opt_f32("weight_decay");
+                quote!(#Rt::OptimizerSpec::Adam { beta_1: #b1, beta_2: #b2, epsilon: #eps, weight_decay: #weight_decay })
+            } else {
+                let weight_decay = f32_or("weight_decay", 1e-4);
+                quote!(#Rt::OptimizerSpec::AdamW { beta_1: #b1, beta_2: #b2, epsilon: #eps, weight_decay: #weight_decay })
+            }
+        }
+    }
+}
+
+pub fn schedule(schedule: &Schedule) -> TokenStream {
+    match schedule {
+        Schedule::Constant => quote!(#Rt::Schedule::Constant),
+        Schedule::Cosine { min } => {
+            let v = min.value;
+            quote!(#Rt::Schedule::Cosine { min_lr: #v })
+        }
+        Schedule::Linear { final_lr } => {
+            let v = final_lr.value;
+            quote!(#Rt::Schedule::Linear { final_lr: #v })
+        }
+        Schedule::Exponential { gamma } => {
+            let v = gamma.value;
+            quote!(#Rt::Schedule::Exponential { gamma: #v })
+        }
+        Schedule::Step { every, gamma } => {
+            let (n, g) = (every.as_usize(), gamma.value);
+            quote!(#Rt::Schedule::Step { step_size: #n, gamma: #g })
+        }
+        Schedule::WarmUp { steps, then } => {
+            let n = steps.as_usize();
+            let then = self::schedule(then);
+            quote!(#Rt::Schedule::WarmUp { steps: #n, then: ::std::boxed::Box::new(#then) })
+        }
+    }
+}
+
+pub fn grad_clip(clip: &Option<Clip>) -> TokenStream {
+    some_or_none(clip.as_ref().map(|clip| match clip {
+        Clip::Norm(n) => {
+            let v = n.value;
+            quote!(#Rt::GradClip::Norm(#v))
+        }
+        Clip::Value(n) => {
+            let v = n.value as f32;
+            quote!(#Rt::GradClip::Value(#v))
+        }
+    }))
+}
+
+pub fn early_stopping(rule: &Option<Patience>) -> TokenStream {
+    some_or_none(rule.as_ref().map(|rule| {
+        let split = split(&rule.metric);
+        let key = rule.metric.key();
+        let patience = rule.patience.as_usize();
+        let delta = rule.min_delta.as_ref().map_or(0.0, |n| n.value);
+        quote!(#Rt::EarlyStopping {
+            split: #split,
+            metric: ::std::string::String::from(#key),
+            patience: #patience,
+            min_delta: #delta,
+        })
+    }))
+}
+
+/// The checkpoint policies, `None` for `checkpoint: none` or no `checkpoint` key.
+pub fn policies(exp: &Experiment) -> Option<&[Policy]> {
+    match &exp.checkpoint {
+        Some(p) if !p.iter().any(|p| matches!(p, Policy::None(_))) => Some(p),
+        _ => None,
+    }
+}
+
+pub fn checkpoint(exp: &Experiment) -> TokenStream {
+    some_or_none(policies(exp).map(|policies| {
+        let policies = policies.iter().map(|p| match p {
+            Policy::KeepLast(n) => {
+                let n = n.as_usize();
+                quote!(#Rt::Policy::KeepLast { n: #n })
+            }
+            Policy::Every(k) => {
+                let k = k.as_usize();
+                quote!(#Rt::Policy::Every { k: #k })
+            }
+            Policy::Best(m) => {
+                let split = split(m);
+                let key = m.key();
+                quote!(#Rt::Policy::Best { split: #split, metric: ::std::string::String::from(#key) })
+            }
+            Policy::None(_) => unreachable!("`policies` drops `none`"),
+        });
+        quote!(::std::vec![#(#policies),*])
+    }))
+}
+
+pub fn resume(resume: &Option<ResumeFrom>) -> TokenStream {
+    some_or_none(resume.as_ref().map(|r| match r {
+        ResumeFrom::Latest(_) => quote!(#Rt::Resume::Latest),
+        ResumeFrom::Epoch(n) => {
+            let n = n.as_usize();
+            quote!(#Rt::Resume::Epoch(#n))
+        }
+    }))
+}

@@ -1,0 +1,14 @@
+//! The one path generated code reaches the runtime through (thiserror's `__private` pattern).
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+
+/// `::dsl_runtime::__private`, written once.
+#[derive(Clone, Copy)]
+pub struct Rt;
+
+impl ToTokens for Rt {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(quote!(::dsl_runtime::__private));
+    }
+}

@@ -1,0 +1,11 @@
+use dsl_runtime::prelude::*;
+
+#[derive(Clone, Batch)]
+struct Sample {
+    features: [f32; 4],
+    label: String,
+}
+
+fn main() {
+    let _ = SampleBatcher;
+}

@@ -1,0 +1,12 @@
+use burn::tensor::Tensor;
+use dsl_runtime::prelude::*;
+
+#[derive(StepOutput)]
+struct Output {
+    #[loss]
+    loss: Tensor<1>,
+    #[loss]
+    other: Tensor<1>,
+}
+
+fn main() {}

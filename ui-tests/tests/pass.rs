@@ -1,0 +1,23 @@
+//! The `pass/` cases: experiments that must compile and run. They are modules of this one test
+//! binary rather than trybuild cases, so they build with the workspace (trybuild would build
+//! Burn once more, with codegen, only for them).
+
+macro_rules! pass {
+    ($($path:literal => $case:ident),* $(,)?) => {$(
+        #[allow(dead_code)]
+        #[path = $path]
+        mod $case;
+
+        #[test]
+        fn $case() {
+            $case::main();
+        }
+    )*};
+}
+
+pass!(
+    "../pass/training/minimal.rs" => minimal,
+    "../pass/training/full.rs" => full,
+    "../pass/training/two_experiments_one_model.rs" => two_experiments_one_model,
+    "../pass/training/derived_types.rs" => derived_types,
+);
