@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::fit::{FitError, FitOptions};
+use crate::{FitError, FitOptions};
 
 /// The flags every experiment accepts.
 #[derive(Parser, Debug, Default)]

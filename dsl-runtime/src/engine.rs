@@ -36,9 +36,10 @@ use burn::train::{
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Resume;
-use crate::fit::{Data, FitError, FitOptions, FitReport};
+use crate::fit::{Data, FitReport};
 use crate::history::{History, Split};
 use crate::spec::GradClip;
+use crate::{FitError, FitOptions};
 
 /// Which loop runs the experiment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -313,7 +314,7 @@ where
     }
     let result = training.launch(Learner::new(model, optimizer.clone(), lr_scheduler.clone()));
     if let Some(error) = result.error {
-        return Err(FitError::Engine(error.to_string()));
+        return Err(FitError::Engine(error));
     }
     let history = read_history(&run_dir, &recorded);
     let last_epoch = history

@@ -8,9 +8,9 @@ use burn::data::dataset::Dataset;
 use burn::module::Module;
 use burn::train::InferenceStep;
 
+use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
 use crate::data::Loader;
-use crate::fit::FitError;
 use crate::fit::epoch::infer;
 use crate::history::Split;
 use crate::metric::SplitMetric;

@@ -80,25 +80,30 @@ pub mod cli;
 pub mod contract;
 pub mod data;
 pub mod engine;
+mod error;
 pub mod evaluate;
 pub mod fit;
 pub mod history;
 pub mod metric;
+mod options;
 pub mod output;
 pub mod spec;
 mod via_value;
 
 pub use dsl_macros::{Batch, StepOutput, training};
-pub use fit::{Data, Fit, FitError, FitOptions, FitReport};
+pub use error::FitError;
+pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
+pub use options::FitOptions;
 
 /// What an experiment file needs in scope.
 pub mod prelude {
     pub use crate::evaluate::Evaluation;
-    pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
+    pub use crate::fit::{Data, Fit, FitReport};
     pub use crate::history::{History, Split};
     pub use crate::metric;
     pub use crate::{Batch, StepOutput, training};
+    pub use crate::{FitError, FitOptions};
 }
 
 /// What `training!` expansions name; not a stable API.
@@ -111,10 +116,11 @@ pub mod __private {
     };
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
-    pub use crate::fit::{Data, Fit, FitError, FitOptions, FitReport};
+    pub use crate::fit::{Data, Fit, FitReport};
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};
+    pub use crate::{FitError, FitOptions};
     pub use burn;
     pub use serde;
     pub use serde_json;

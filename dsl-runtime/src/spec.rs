@@ -14,7 +14,7 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::fit::FitError;
+use crate::FitError;
 use crate::history::Split;
 use crate::via_value::via_value;
 

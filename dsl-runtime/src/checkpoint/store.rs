@@ -20,7 +20,6 @@ use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::digest::Digest;
-use crate::fit::FitOptions;
 use crate::history::History;
 use crate::output::atomic::write_atomic;
 
@@ -67,7 +66,7 @@ pub enum CheckpointError {
 
 /// What `state-N.json` holds: enough to continue the run exactly.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct EpochState {
+pub struct SavedState {
     /// The last completed epoch.
     pub epoch: usize,
     /// Length and hash of each record file of this epoch, by file name.
@@ -76,7 +75,7 @@ pub struct EpochState {
     pub history: History,
     /// The run's options. The shuffle order of the next epoch follows from them and the epoch
     /// number, so no RNG state needs saving.
-    pub options: FitOptions,
+    pub options: serde_json::Value,
     /// The experiment's own config, as in `config.json`.
     pub hyperparameters: serde_json::Value,
     /// Set in the checkpoint of an interrupted run: how far into epoch `epoch + 1` it got.
@@ -131,7 +130,7 @@ pub struct Loaded {
     /// Where they were read from.
     pub slot: Slot,
     /// The epoch's state.
-    pub state: EpochState,
+    pub state: SavedState,
     /// The model's parameters.
     pub model: ModuleRecord,
     /// The optimizer's state.
@@ -211,14 +210,14 @@ impl CheckpointDir {
             .transpose()
     }
 
-    fn read_state(&self, slot: Slot) -> Result<Option<(PathBuf, EpochState)>, CheckpointError> {
+    fn read_state(&self, slot: Slot) -> Result<Option<(PathBuf, SavedState)>, CheckpointError> {
         let state_path = self.dir.join(slot.state_name());
         let state_bytes = match std::fs::read(&state_path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.io(&state_path)(e)),
         };
-        let state: EpochState =
+        let state: SavedState =
             serde_json::from_slice(&state_bytes).map_err(|e| CheckpointError::Damaged {
                 file: state_path.clone(),
                 reason: e.to_string(),
@@ -229,7 +228,7 @@ impl CheckpointDir {
     fn load_records(
         &self,
         slot: Slot,
-        (state_path, state): (PathBuf, EpochState),
+        (state_path, state): (PathBuf, SavedState),
     ) -> Result<Loaded, CheckpointError> {
         let mut bytes = RECORDS.iter().map(|kind| {
             let name = slot.record_name(kind);
@@ -432,7 +431,7 @@ impl Writer {
     pub fn write(
         &self,
         slot: Slot,
-        mut state: EpochState,
+        mut state: SavedState,
         model: ModuleRecord,
         optimizer: OptimizerRecord,
         scheduler: LrSchedulerRecord,

@@ -10,7 +10,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::clip::clip_global_norm;
 use super::interrupt::Interrupt;
-use super::{FitError, TrainOutputOf, ValidOutputOf};
+use super::{TrainOutputOf, ValidOutputOf};
+use crate::FitError;
 use crate::data::{EpochBatches, Loader};
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
@@ -18,7 +19,7 @@ use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
 
 /// Where an epoch's values go.
-pub(super) struct EpochState<'a> {
+pub(super) struct EpochSink<'a> {
     pub epoch: usize,
     pub last_epoch: usize,
     pub history: &'a mut History,
@@ -28,7 +29,7 @@ pub(super) struct EpochState<'a> {
     pub limits: (Option<usize>, Option<usize>),
 }
 
-impl EpochState<'_> {
+impl EpochSink<'_> {
     fn io(&self, source: std::io::Error) -> FitError {
         FitError::RunDir {
             path: self.run_dir.path().to_owned(),
@@ -112,7 +113,7 @@ impl<M: LearnerModel> TrainState<M> {
         done: usize,
         metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
         series: &[usize],
-        ctx: &mut EpochState<'_>,
+        ctx: &mut EpochSink<'_>,
     ) -> Result<EpochEnd, FitError>
     where
         I: Clone + Send + Sync + 'static,
@@ -211,7 +212,7 @@ pub(super) fn valid_epoch<M, I>(
     loader: &Loader<I, <M as InferenceStep>::Input>,
     metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
     series: &[usize],
-    ctx: &mut EpochState<'_>,
+    ctx: &mut EpochSink<'_>,
 ) -> Result<(), FitError>
 where
     M: LearnerModel,

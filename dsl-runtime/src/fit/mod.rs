@@ -3,13 +3,12 @@
 mod clip;
 mod early_stop;
 pub(crate) mod epoch;
-mod error;
 mod interrupt;
-mod options;
 mod resume;
+mod run;
+mod saving;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
@@ -20,23 +19,20 @@ use burn::tensor::Device;
 use burn::train::{InferenceStep, LearnerModel, TrainStep};
 use serde::Serialize;
 
-pub use error::FitError;
-pub use options::FitOptions;
+use crate::{FitError, FitOptions};
 
-use crate::checkpoint::{
-    CheckpointDir, CheckpointError, EpochState as CheckpointState, Policy, Slot, Within, Writer,
-    retained,
-};
+use crate::checkpoint::{CheckpointDir, Policy};
 use crate::data::Loader;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
-use crate::output::{console, plot};
 use crate::spec::GradClip;
 use early_stop::Plateau;
-use epoch::{EpochEnd, EpochState, TrainState};
+use epoch::TrainState;
 use interrupt::Interrupt;
+use run::Run;
+use saving::Saving;
 
 /// The output of the model's training step.
 pub type TrainOutputOf<M> = <M as TrainStep>::Output;
@@ -208,9 +204,9 @@ impl<M: LearnerModel> Fit<M> {
         B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
     {
         let Fit {
-            mut model,
-            mut optimizer,
-            mut lr_scheduler,
+            model,
+            optimizer,
+            lr_scheduler,
             options,
             mut train_metrics,
             mut valid_metrics,
@@ -227,92 +223,27 @@ impl<M: LearnerModel> Fit<M> {
                 return Err(FitError::EmptyDataset { split });
             }
         }
-
         let mut history = History::default();
-        let train_series: Vec<usize> = train_metrics
-            .iter()
-            .map(|m| history.declare(Split::Train, m.key(), m.higher_is_better()))
-            .collect();
-        let valid_series: Vec<usize> = valid_metrics
-            .iter()
-            .map(|m| history.declare(Split::Valid, m.key(), m.higher_is_better()))
-            .collect();
+        let series = Series {
+            train: declare(&mut history, Split::Train, &train_metrics),
+            valid: declare(&mut history, Split::Valid, &valid_metrics),
+        };
 
-        let path = options.run_dir();
-        let checkpoints = CheckpointDir::new(&path);
-        let mut first_epoch = options.first_epoch;
-        // Where a run interrupted inside an epoch stopped in it.
-        let mut within: Option<Within> = None;
-        match options.resume {
-            Some(resume) => {
-                if let Some(loaded) = resume::load(&checkpoints, resume, options.quiet)? {
-                    history = resume::history(loaded.state.history, &history)?;
-                    model = model.try_load_record(loaded.model).map_err(|e| {
-                        CheckpointError::Mismatch {
-                            file: checkpoints.model_file(loaded.slot),
-                            reason: e.to_string(),
-                        }
-                    })?;
-                    optimizer = optimizer.load_record(loaded.optimizer);
-                    lr_scheduler = lr_scheduler.load_record(loaded.scheduler);
-                    first_epoch = loaded.state.epoch + 1;
-                    within = loaded.state.within;
-                }
-            }
-            None if options.checkpoint.is_some() && options.write_files && first_epoch == 1 => {
-                checkpoints.clear()?
-            }
-            None => {}
-        }
-
+        let checkpoints = CheckpointDir::new(&options.run_dir());
+        let start = resume::restore(
+            &checkpoints,
+            &options,
+            (model, optimizer, lr_scheduler),
+            history,
+            &mut train_metrics,
+        )?;
         let config = RunConfig {
             options: &options,
             metrics: keys,
             hyperparameters: &hyperparameters,
         };
-        let mut run_dir = if options.write_files {
-            let last_step = within.as_ref().map(|w| w.step);
-            config
-                .to_json()
-                .and_then(|json| RunDir::create(&path, &json, first_epoch - 1, last_step))
-                .map_err(|source| FitError::RunDir { path, source })?
-        } else {
-            RunDir::disabled(&path)
-        };
-        let mut progress = Progress::new(options.quiet);
-        let mut saving = match &options.checkpoint {
-            Some(policies) => Some(Saving {
-                writer: checkpoints.writer()?,
-                saved: checkpoints.epochs()?,
-                policies: policies.clone(),
-                interrupted_on_disk: checkpoints.has_interrupted(),
-            }),
-            None => None,
-        };
-        if let Some(saving) = &mut saving
-            && saving.interrupted_on_disk
-            && within.is_none()
-        {
-            // Not continuing from an interrupted run's checkpoint makes it stale.
-            saving.writer.delete(Slot::Interrupted)?;
-            saving.interrupted_on_disk = false;
-        }
-        if let Some(within) = &within {
-            if within.carried.len() != train_metrics.len() {
-                return Err(FitError::InvalidOption {
-                    option: "resume",
-                    message: "the interrupted run recorded other training metrics: resume with the same metrics".to_owned(),
-                });
-            }
-            for (metric, carried) in train_metrics.iter_mut().zip(&within.carried) {
-                metric
-                    .restore(carried)
-                    .map_err(|message| FitError::InvalidOption {
-                        option: "resume",
-                        message,
-                    })?;
-            }
-        }
+        let run_dir = open_run_dir(&options, &config, &start)?;
+        let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
             None => None,
@@ -323,11 +254,105 @@ impl<M: LearnerModel> Fit<M> {
         } else {
             device.clone().autodiff()
         };
-        let valid_device = train_device.clone().inner();
+        let loaders = Loaders::new(&options, data, &train_device)?;
+        let (optimizer, clip_norm) = match options.grad_clip {
+            Some(GradClip::Value(max)) => (
+                start
+                    .optimizer
+                    .with_grad_clipping(GradientClippingConfig::Value(max).init()),
+                None,
+            ),
+            Some(GradClip::Norm(max)) => (start.optimizer, Some(max)),
+            None => (start.optimizer, None),
+        };
+        let state = TrainState::new(
+            start.model.fork(&train_device),
+            optimizer,
+            start.lr_scheduler,
+            options.grad_accumulation,
+            clip_norm,
+            interrupt.as_ref().map(Interrupt::flag),
+        );
+        let mut run = Run {
+            options: &options,
+            hyperparameters: &hyperparameters,
+            state,
+            history: start.history,
+            run_dir,
+            progress: Progress::new(options.quiet),
+            saving,
+            stopper: options.early_stopping.clone().map(Plateau::new),
+            stopped: false,
+        };
+        let last_epoch = run.epochs(
+            start.first_epoch,
+            start.within,
+            &loaders,
+            (&mut train_metrics, &mut valid_metrics),
+            &series,
+        )?;
+        run.finish(last_epoch)
+    }
+}
+
+/// The history indices of each split's metrics.
+struct Series {
+    train: Vec<usize>,
+    valid: Vec<usize>,
+}
+
+fn declare<O>(
+    history: &mut History,
+    split: Split,
+    metrics: &[Box<dyn SplitMetric<O>>],
+) -> Vec<usize> {
+    metrics
+        .iter()
+        .map(|m| history.declare(split, m.key(), m.higher_is_better()))
+        .collect()
+}
+
+/// `config.json` and the run directory, or a disabled one when no file should be written.
+fn open_run_dir<M>(
+    options: &FitOptions,
+    config: &RunConfig,
+    start: &resume::Start<M>,
+) -> Result<RunDir, FitError> {
+    let path = options.run_dir();
+    if !options.write_files {
+        return Ok(RunDir::disabled(&path));
+    }
+    let last_step = start.within.as_ref().map(|w| w.step);
+    config
+        .to_json()
+        .and_then(|json| RunDir::create(&path, &json, start.first_epoch - 1, last_step))
+        .map_err(|source| FitError::RunDir { path, source })
+}
+
+/// The two loaders of a run: training batches on the autodiff device, validation batches on
+/// its inner device, both from one batcher.
+struct Loaders<I, M: LearnerModel> {
+    train: Loader<I, <M as TrainStep>::Input>,
+    valid: Loader<I, <M as InferenceStep>::Input>,
+}
+
+impl<I, M> Loaders<I, M>
+where
+    I: Clone + Send + Sync + 'static,
+    M: LearnerModel,
+{
+    fn new<B>(
+        options: &FitOptions,
+        data: Data<I, B>,
+        train_device: &Device,
+    ) -> Result<Self, FitError>
+    where
+        B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
+    {
         let batcher = Arc::new(data.batcher);
         let train_batcher: Arc<dyn Batcher<I, <M as TrainStep>::Input>> = batcher.clone();
         let valid_batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>> = batcher;
-        let train_loader = Loader::new(
+        let train = Loader::new(
             "train",
             data.train,
             train_batcher,
@@ -337,151 +362,17 @@ impl<M: LearnerModel> Fit<M> {
             options.workers,
         )
         .map_err(FitError::Workers)?;
-        let valid_loader = Loader::new(
+        let valid = Loader::new(
             "valid",
             data.valid,
             valid_batcher,
-            valid_device,
+            train_device.clone().inner(),
             options.batch_size,
             None,
             options.workers,
         )
         .map_err(FitError::Workers)?;
-
-        let (optimizer, clip_norm) = match options.grad_clip {
-            Some(GradClip::Value(max)) => (
-                optimizer.with_grad_clipping(GradientClippingConfig::Value(max).init()),
-                None,
-            ),
-            Some(GradClip::Norm(max)) => (optimizer, Some(max)),
-            None => (optimizer, None),
-        };
-        let mut state = TrainState::new(
-            model.fork(&train_device),
-            optimizer,
-            lr_scheduler,
-            options.grad_accumulation,
-            clip_norm,
-            interrupt.as_ref().map(Interrupt::flag),
-        );
-        let mut stopper = options.early_stopping.clone().map(Plateau::new);
-        // A resumed run replays the epochs it restored, so patience counts across the restart.
-        let mut stopped = (options.first_epoch..first_epoch).any(|epoch| {
-            stopper
-                .as_mut()
-                .is_some_and(|s| s.should_stop(&history, epoch))
-        });
-        let mut last_epoch = first_epoch - 1;
-        let steps_per_epoch = train_loader.num_items().div_ceil(options.batch_size);
-        // A run whose restored epochs already triggered early stopping trains no further.
-        let last = if stopped { last_epoch } else { options.epochs };
-        for epoch in first_epoch..=last {
-            let started = Instant::now();
-            let mut ctx = EpochState {
-                epoch,
-                last_epoch: options.epochs,
-                history: &mut history,
-                run_dir: &mut run_dir,
-                progress: &mut progress,
-                limits: (options.limit_train_batches, options.limit_valid_batches),
-            };
-            let done = within.take().map_or(0, |within| within.batches);
-            let trained = state.train_epoch(
-                &train_loader,
-                (epoch - 1) * steps_per_epoch,
-                done,
-                &mut train_metrics,
-                &train_series,
-                &mut ctx,
-            )?;
-            if let EpochEnd::Interrupted { batches, step } = trained {
-                run_dir.flush().map_err(|source| FitError::RunDir {
-                    path: run_dir.path().to_owned(),
-                    source,
-                })?;
-                let newest = saving.as_ref().and_then(|s| s.saved.last().copied());
-                let saved_here = match saving {
-                    Some(saving) => saving.interrupted(
-                        epoch,
-                        Within {
-                            batches,
-                            step,
-                            carried: Vec::new(),
-                        },
-                        &train_metrics,
-                        &state,
-                        &history,
-                        (&options, &hyperparameters),
-                    )?,
-                    None => false,
-                };
-                return Err(FitError::Interrupted {
-                    epoch,
-                    step,
-                    saved_here,
-                    checkpoint: newest,
-                });
-            }
-            epoch::valid_epoch(
-                &state.model,
-                &valid_loader,
-                &mut valid_metrics,
-                &valid_series,
-                &mut ctx,
-            )?;
-            run_dir.flush().map_err(|source| FitError::RunDir {
-                path: run_dir.path().to_owned(),
-                source,
-            })?;
-            progress.epoch_end(|| {
-                console::epoch_line(&history, epoch, options.epochs, started.elapsed())
-            });
-            if let Some(saving) = &mut saving {
-                saving.epoch_done(epoch, &state, &history, (&options, &hyperparameters))?;
-            }
-            last_epoch = epoch;
-            stopped = stopper
-                .as_mut()
-                .is_some_and(|s| s.should_stop(&history, epoch));
-            if stopped {
-                break;
-            }
-        }
-        if let Some(saving) = saving {
-            saving.writer.finish()?;
-        }
-        let summary = console::summary_table(&history);
-        let io = |source| FitError::RunDir {
-            path: run_dir.path().to_owned(),
-            source,
-        };
-        run_dir
-            .write_file(
-                "summary.md",
-                format!("# {}\n\n{summary}", options.name).as_bytes(),
-            )
-            .map_err(io)?;
-        if run_dir.enabled() {
-            let svg = plot::curves_svg(&history).map_err(|e| io(std::io::Error::other(e)))?;
-            run_dir
-                .write_file("curves.svg", svg.as_bytes())
-                .map_err(io)?;
-        }
-        if !options.quiet {
-            if stopped && let Some(stopper) = &stopper {
-                eprintln!("early stopping: {}", stopper.reason());
-            }
-            eprint!("{summary}");
-        }
-
-        Ok(FitReport {
-            model: state.model.valid(),
-            optimizer: state.optimizer,
-            lr_scheduler: state.lr_scheduler,
-            history,
-            last_epoch,
-            run_dir: run_dir.path().to_owned(),
-        })
+        Ok(Self { train, valid })
     }
 }
 
@@ -510,100 +401,6 @@ impl MetricKeys {
                 });
             }
         }
-        Ok(())
-    }
-}
-
-/// The checkpoint side of a run: the writer, the epochs on disk and the keep rules.
-struct Saving {
-    writer: Writer,
-    saved: Vec<usize>,
-    policies: Vec<Policy>,
-    /// Whether an interrupted run's checkpoint is still there, to delete once an epoch ends.
-    interrupted_on_disk: bool,
-}
-
-impl Saving {
-    /// Queues `epoch`'s checkpoint, then the deletion of epochs no policy keeps any more and of
-    /// the checkpoint an interrupted run left inside this epoch, if any.
-    fn epoch_done<M: LearnerModel>(
-        &mut self,
-        epoch: usize,
-        state: &TrainState<M>,
-        history: &History,
-        run: (&FitOptions, &serde_json::Value),
-    ) -> Result<(), FitError> {
-        self.write(Slot::Epoch(epoch), epoch, None, state, history, run)?;
-        if self.interrupted_on_disk {
-            self.writer.delete(Slot::Interrupted)?;
-            self.interrupted_on_disk = false;
-        }
-        self.saved.retain(|&e| e != epoch);
-        self.saved.push(epoch);
-        let keep = retained(&self.policies, &self.saved, epoch, history);
-        for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
-            self.writer.delete(Slot::Epoch(old))?;
-        }
-        self.saved = keep;
-        Ok(())
-    }
-
-    /// Ends a run interrupted inside an epoch: writes where it got to when every training
-    /// metric can carry its state over (otherwise the epoch is trained again on resume, which
-    /// keeps every metric exact), then waits for all writes. Returns whether it wrote.
-    fn interrupted<M: LearnerModel>(
-        self,
-        epoch: usize,
-        mut within: Within,
-        train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
-        state: &TrainState<M>,
-        history: &History,
-        run: (&FitOptions, &serde_json::Value),
-    ) -> Result<bool, FitError> {
-        let carried: Option<Vec<serde_json::Value>> =
-            train_metrics.iter().map(|m| m.carry()).collect();
-        let written = match carried {
-            Some(carried) => {
-                within.carried = carried;
-                self.write(
-                    Slot::Interrupted,
-                    epoch - 1,
-                    Some(within),
-                    state,
-                    history,
-                    run,
-                )?;
-                true
-            }
-            None => false,
-        };
-        self.writer.finish()?;
-        Ok(written)
-    }
-
-    fn write<M: LearnerModel>(
-        &self,
-        slot: Slot,
-        epoch: usize,
-        within: Option<Within>,
-        state: &TrainState<M>,
-        history: &History,
-        (options, hyperparameters): (&FitOptions, &serde_json::Value),
-    ) -> Result<(), FitError> {
-        self.writer.write(
-            slot,
-            CheckpointState {
-                epoch,
-                files: Default::default(),
-                history: history.clone(),
-                options: options.clone(),
-                hyperparameters: hyperparameters.clone(),
-                within,
-            },
-            state.model.clone().into_record(),
-            state.optimizer.to_record(),
-            state.lr_scheduler.to_record(),
-        )?;
         Ok(())
     }
 }

@@ -1,15 +1,85 @@
 //! Finding the checkpoint a run continues from.
 
-use crate::checkpoint::{CheckpointDir, CheckpointError, EpochState, Loaded, Resume};
-use crate::history::History;
+use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
+use burn::optim::ModuleOptimizer;
+use burn::train::LearnerModel;
 
-use super::FitError;
+use super::TrainOutputOf;
+use crate::checkpoint::{CheckpointDir, CheckpointError, Loaded, Resume, SavedState, Within};
+use crate::history::History;
+use crate::metric::SplitMetric;
+use crate::{FitError, FitOptions};
+
+/// Where a run starts: the model, optimizer and schedule (restored from a checkpoint when
+/// resuming), the history so far, and the first epoch to train.
+pub(super) struct Start<M> {
+    pub model: M,
+    pub optimizer: ModuleOptimizer,
+    pub lr_scheduler: ModuleLrScheduler,
+    pub history: History,
+    pub first_epoch: usize,
+    /// How far into `first_epoch` an interrupted run got.
+    pub within: Option<Within>,
+}
+
+/// The start of a run: as given for a fresh run, else loaded from the checkpoint `resume`
+/// names, with the training metrics of an interrupted epoch given back their state.
+pub(super) fn restore<M: LearnerModel>(
+    checkpoints: &CheckpointDir,
+    options: &FitOptions,
+    (model, optimizer, lr_scheduler): (M, ModuleOptimizer, ModuleLrScheduler),
+    declared: History,
+    train_metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+) -> Result<Start<M>, FitError> {
+    let fresh = Start {
+        model,
+        optimizer,
+        lr_scheduler,
+        history: declared,
+        first_epoch: options.first_epoch,
+        within: None,
+    };
+    let Some(resume) = options.resume else {
+        return Ok(fresh);
+    };
+    let Some(loaded) = load(checkpoints, resume, options.quiet)? else {
+        return Ok(fresh);
+    };
+    let history = history(loaded.state.history, &fresh.history)?;
+    let model =
+        fresh
+            .model
+            .try_load_record(loaded.model)
+            .map_err(|e| CheckpointError::Mismatch {
+                file: checkpoints.model_file(loaded.slot),
+                reason: e.to_string(),
+            })?;
+    if let Some(within) = &loaded.state.within {
+        if within.carried.len() != train_metrics.len() {
+            return Err(FitError::InvalidOption {
+                option: "resume",
+                message: "the interrupted run recorded other training metrics: resume with the same metrics".to_owned(),
+            });
+        }
+        for (metric, carried) in train_metrics.iter_mut().zip(&within.carried) {
+            metric.restore(carried)?;
+        }
+    }
+    Ok(Start {
+        model,
+        optimizer: fresh.optimizer.load_record(loaded.optimizer),
+        lr_scheduler: fresh.lr_scheduler.load_record(loaded.scheduler),
+        history,
+        first_epoch: loaded.state.epoch + 1,
+        within: loaded.state.within,
+    })
+}
 
 /// The checkpoint to resume from: `None` for `Latest` in a run that has none yet. `Latest` is
 /// the checkpoint an interrupted run left inside an epoch when no epoch was completed after
 /// it, else the newest epoch. A damaged newest checkpoint falls back to the previous intact
 /// one, saying so on stderr; an explicitly requested epoch that is damaged is an error.
-pub(super) fn load(
+fn load(
     checkpoints: &CheckpointDir,
     resume: Resume,
     quiet: bool,
@@ -47,7 +117,7 @@ pub(super) fn load(
         match &loaded {
             Some(Loaded {
                 state:
-                    EpochState {
+                    SavedState {
                         epoch,
                         within: Some(within),
                         ..
@@ -75,7 +145,7 @@ pub(super) fn load(
 }
 
 /// The restored history, which must record the same metrics as this run.
-pub(super) fn history(restored: History, declared: &History) -> Result<History, FitError> {
+fn history(restored: History, declared: &History) -> Result<History, FitError> {
     let names = |h: &History| -> Vec<String> {
         h.series()
             .iter()

@@ -71,9 +71,8 @@ impl SampleLoss {
     }
 
     /// Takes back the sums [`SampleLoss::carry`] gave.
-    pub(crate) fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
-        let Carried { sum, samples } =
-            serde_json::from_value(carried.clone()).map_err(|e| e.to_string())?;
+    pub(crate) fn restore(&mut self, carried: &serde_json::Value) -> serde_json::Result<()> {
+        let Carried { sum, samples } = serde_json::from_value(carried.clone())?;
         self.sum = sum;
         self.samples = samples;
         Ok(())

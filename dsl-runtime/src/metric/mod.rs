@@ -6,4 +6,4 @@ mod tracked;
 
 pub use catalog::*;
 pub use loss::{SampleLoss, SampleLossInput};
-pub use tracked::{SplitMetric, Tracked};
+pub use tracked::{RestoreError, SplitMetric, Tracked};

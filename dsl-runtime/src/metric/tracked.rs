@@ -31,12 +31,30 @@ pub trait SplitMetric<O>: Send {
         None
     }
     /// Takes back what [`SplitMetric::carry`] gave, as if those batches had just been fed.
-    fn restore(&mut self, _carried: &serde_json::Value) -> Result<(), String> {
-        Err(format!(
-            "`{}` cannot be restored inside an epoch",
-            self.key()
-        ))
+    fn restore(&mut self, _carried: &serde_json::Value) -> Result<(), RestoreError> {
+        Err(RestoreError::NotCarried {
+            metric: self.key().to_owned(),
+        })
     }
+}
+
+/// Why a metric could not take back the state a checkpoint carried for it.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// The metric keeps no state across a restart (Burn's metrics keep theirs private).
+    #[error("`{metric}` cannot be restored inside an epoch")]
+    NotCarried {
+        /// The metric's key.
+        metric: String,
+    },
+    /// What the checkpoint carries for the metric is not what it wrote.
+    #[error("`{metric}`: the checkpoint's state for it is unreadable: {source}")]
+    Malformed {
+        /// The metric's key.
+        metric: String,
+        /// The underlying failure.
+        source: serde_json::Error,
+    },
 }
 
 /// A Burn metric `M` with the key it is reported under.
@@ -114,17 +132,20 @@ where
         Some(serde_json::json!({ "batches": self.updates, "loss": loss.carry() }))
     }
 
-    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
-        let key = &self.key;
+    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), RestoreError> {
+        let metric = self.key.clone();
         let loss: &mut dyn Any = &mut self.metric;
-        let loss = loss
-            .downcast_mut::<SampleLoss>()
-            .ok_or_else(|| format!("`{key}` cannot be restored inside an epoch"))?;
-        let batches = carried["batches"]
-            .as_u64()
-            .ok_or_else(|| format!("`{key}`: the checkpoint carries no batch count"))?;
-        loss.restore(&carried["loss"])?;
-        self.updates = batches as usize;
+        let Some(loss) = loss.downcast_mut::<SampleLoss>() else {
+            return Err(RestoreError::NotCarried { metric });
+        };
+        let malformed = |source| RestoreError::Malformed {
+            metric: metric.clone(),
+            source,
+        };
+        let batches: usize =
+            serde_json::from_value(carried["batches"].clone()).map_err(malformed)?;
+        loss.restore(&carried["loss"]).map_err(malformed)?;
+        self.updates = batches;
         Ok(())
     }
 }
@@ -155,7 +176,7 @@ impl<O> SplitMetric<O> for Box<dyn SplitMetric<O>> {
         self.as_ref().carry()
     }
 
-    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), String> {
+    fn restore(&mut self, carried: &serde_json::Value) -> Result<(), RestoreError> {
         self.as_mut().restore(carried)
     }
 }
@@ -237,6 +258,6 @@ mod tests {
         assert_eq!(SplitMetric::<ClassificationOutput>::carry(&metric), None);
         let err = SplitMetric::<ClassificationOutput>::restore(&mut metric, &serde_json::json!({}))
             .unwrap_err();
-        assert!(err.contains("`accuracy`"), "{err}");
+        assert!(err.to_string().contains("`accuracy`"), "{err}");
     }
 }

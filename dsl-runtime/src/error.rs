@@ -7,20 +7,20 @@ use burn::tensor::TensorReadError;
 use crate::data::DataError;
 use crate::history::Split;
 
-/// Why [`Fit::run`](super::Fit::run) returned without finishing.
+/// Why [`Fit::run`](crate::Fit::run) returned without finishing.
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     /// A setting cannot train.
     #[error("invalid fit option `{option}`: {message}")]
     InvalidOption {
-        /// The setting, as named in [`FitOptions`](super::FitOptions).
+        /// The setting, as named in [`FitOptions`](crate::FitOptions).
         option: &'static str,
         /// What is wrong and what to do.
         message: String,
     },
     /// A dataset could not be loaded (from a file, a database, ...).
     #[error("cannot load the dataset: {0}")]
-    Dataset(String),
+    Dataset(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A split has no sample.
     #[error("the {split} dataset is empty: give it at least one sample")]
     EmptyDataset {
@@ -90,7 +90,10 @@ pub enum FitError {
     },
     /// Burn's `SupervisedTraining` (engine `burn`) reported an error.
     #[error("Burn's training engine failed: {0}")]
-    Engine(String),
+    Engine(#[source] std::sync::Arc<burn::train::TrainingError>),
+    /// A training metric could not take back the state an interrupted run saved for it.
+    #[error("cannot resume inside the epoch: {0}")]
+    Restore(#[from] crate::metric::RestoreError),
     /// Installing the Ctrl-C/SIGTERM handlers failed.
     #[error("cannot watch for Ctrl-C: {0}")]
     Signals(std::io::Error),
@@ -109,8 +112,9 @@ pub enum FitError {
 }
 
 impl FitError {
-    /// A dataset loading failure, for `?` in the dataset expressions of `training!`.
-    pub fn dataset(error: impl std::fmt::Display) -> Self {
-        FitError::Dataset(error.to_string())
+    /// A dataset loading failure, for `?` in the dataset expressions of `training!`: any error,
+    /// or a message.
+    pub fn dataset(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        FitError::Dataset(error.into())
     }
 }

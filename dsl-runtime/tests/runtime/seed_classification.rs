@@ -1,10 +1,8 @@
 //! `Fit` against a hand-written Burn loop on the seed classification task: 120 samples, 96 to
 //! train, 24 to validate, batch 16, MLP 4→16→3, 3 epochs = 18 steps.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::{AdamConfig, SgdConfig};
-use common::*;
 use dsl_runtime::prelude::*;
 
 fn setup(shuffle: Option<u64>, grad_accumulation: usize) -> HandSetup {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::FitError;
+use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
 use crate::spec::{EarlyStopping, GradClip};
 

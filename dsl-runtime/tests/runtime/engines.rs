@@ -1,11 +1,9 @@
 //! `engine: burn` and `strategy: multi`: the same experiment handed to Burn's
 //! `SupervisedTraining`, checked against our loop and a hand-written loop.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::{GradientsAccumulator, GradientsParams, SgdConfig};
 use burn::train::ClassificationOutput;
-use common::*;
 use dsl_runtime::prelude::*;
 
 training! {

@@ -1,12 +1,10 @@
 //! Checkpoints on disk: resuming bit for bit, damaged and mismatched files, a diverging run.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::*;
 use burn::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::optim::{AdamConfig, SgdConfig};
-use common::*;
 use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
 use dsl_runtime::prelude::*;
 

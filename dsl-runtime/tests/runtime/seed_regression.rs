@@ -1,10 +1,8 @@
 //! `Fit` against a hand-written Burn loop on the seed regression task: 200 train / 64 valid
 //! samples, batch 32 (six batches of 32 and one of 8), MLP 4→16→1, Adam 1e-2, 3 epochs.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::AdamConfig;
-use common::*;
 use dsl_runtime::prelude::*;
 
 #[test]

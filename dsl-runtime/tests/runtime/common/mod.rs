@@ -1,5 +1,5 @@
 //! The seed tasks and the hand-written Burn loop every `fit` test is compared against.
-#![allow(dead_code, unused_imports)] // each test binary uses part of this module
+#![allow(dead_code)] // not every helper serves every test
 
 use std::ops::Range;
 

@@ -1,10 +1,8 @@
 //! What a run writes and how it fails: `metrics.csv`, `config.json`, every metric kind, and clear
 //! errors for bad input.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::SgdConfig;
-use common::*;
 use dsl_runtime::prelude::*;
 
 fn seed_fit(artifacts: &std::path::Path) -> Fit<Classifier> {

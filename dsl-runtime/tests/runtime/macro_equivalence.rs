@@ -1,11 +1,9 @@
 //! The `training!` expansion of the seed classification task against the hand-written Burn loop
 //! of `seed_classification.rs`: same data, order and initial weights, bit-identical losses.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::{AdamConfig, SgdConfig};
 use burn::train::ClassificationOutput;
-use common::*;
 use dsl_runtime::prelude::*;
 
 training! {

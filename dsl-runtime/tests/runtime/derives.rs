@@ -1,13 +1,11 @@
 //! `#[derive(Batch)]` and `#[derive(StepOutput)]` against the hand-written seed types: the same
 //! experiment with derived types trains to the same bits and reports the same metrics.
 
-mod common;
-
+use crate::common::*;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::AdamConfig;
 use burn::tensor::{Int, Tensor};
 use burn::train::{InferenceStep, TrainOutput, TrainStep};
-use common::*;
 use dsl_runtime::prelude::*;
 
 /// The seed sample with derived batching: an array of features and a class index.

@@ -1,9 +1,7 @@
 //! Gradient clipping and early stopping.
 
-mod common;
-
+use crate::common::*;
 use burn::optim::SgdConfig;
-use common::*;
 use dsl_runtime::prelude::*;
 use dsl_runtime::spec::{EarlyStopping, GradClip};
 

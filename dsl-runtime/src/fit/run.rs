@@ -1,0 +1,206 @@
+//! A run in progress: the epoch loop, an interrupt, and the end of a run.
+
+use std::time::Instant;
+
+use burn::train::LearnerModel;
+
+use super::early_stop::Plateau;
+use super::epoch::{self, EpochEnd, EpochSink, TrainState};
+use super::saving::Saving;
+use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
+use crate::checkpoint::Within;
+use crate::history::History;
+use crate::metric::SplitMetric;
+use crate::output::progress::Progress;
+use crate::output::run_dir::RunDir;
+use crate::output::{console, plot};
+use crate::{FitError, FitOptions};
+
+/// A run in progress: what the epochs change, and where their results go.
+pub(super) struct Run<'a, M: LearnerModel> {
+    pub options: &'a FitOptions,
+    pub hyperparameters: &'a serde_json::Value,
+    pub state: TrainState<M>,
+    pub history: History,
+    pub run_dir: RunDir,
+    pub progress: Progress,
+    pub saving: Option<Saving>,
+    pub stopper: Option<Plateau>,
+    /// Whether early stopping ended the run.
+    pub stopped: bool,
+}
+
+pub(super) type Metrics<'m, M> = (
+    &'m mut Vec<Box<dyn SplitMetric<TrainOutputOf<M>>>>,
+    &'m mut Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
+);
+
+impl<M: LearnerModel> Run<'_, M> {
+    /// Trains and validates from `first_epoch` (inside it after `within`, for a run interrupted
+    /// there) until the last epoch or early stopping; returns the last epoch completed.
+    pub fn epochs<I: Clone + Send + Sync + 'static>(
+        &mut self,
+        first_epoch: usize,
+        mut within: Option<Within>,
+        loaders: &Loaders<I, M>,
+        (train_metrics, valid_metrics): Metrics<'_, M>,
+        series: &Series,
+    ) -> Result<usize, FitError> {
+        let options = self.options;
+        // A resumed run replays the epochs it restored, so patience counts across the restart;
+        // a run whose restored epochs already triggered early stopping trains no further.
+        self.stopped = (options.first_epoch..first_epoch).any(|epoch| {
+            self.stopper
+                .as_mut()
+                .is_some_and(|s| s.should_stop(&self.history, epoch))
+        });
+        let mut last_epoch = first_epoch - 1;
+        if self.stopped {
+            return Ok(last_epoch);
+        }
+        let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
+        for epoch in first_epoch..=options.epochs {
+            let started = Instant::now();
+            let mut sink = EpochSink {
+                epoch,
+                last_epoch: options.epochs,
+                history: &mut self.history,
+                run_dir: &mut self.run_dir,
+                progress: &mut self.progress,
+                limits: (options.limit_train_batches, options.limit_valid_batches),
+            };
+            let done = within.take().map_or(0, |within| within.batches);
+            let trained = self.state.train_epoch(
+                &loaders.train,
+                (epoch - 1) * steps_per_epoch,
+                done,
+                train_metrics,
+                &series.train,
+                &mut sink,
+            )?;
+            if let EpochEnd::Interrupted { batches, step } = trained {
+                return Err(self.interrupted(epoch, batches, step, train_metrics));
+            }
+            epoch::valid_epoch(
+                &self.state.model,
+                &loaders.valid,
+                valid_metrics,
+                &series.valid,
+                &mut sink,
+            )?;
+            self.flush()?;
+            self.progress.epoch_end(|| {
+                console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
+            });
+            if let Some(saving) = &mut self.saving {
+                saving.epoch_done(
+                    epoch,
+                    &self.state,
+                    &self.history,
+                    (options, self.hyperparameters),
+                )?;
+            }
+            last_epoch = epoch;
+            self.stopped = self
+                .stopper
+                .as_mut()
+                .is_some_and(|s| s.should_stop(&self.history, epoch));
+            if self.stopped {
+                break;
+            }
+        }
+        Ok(last_epoch)
+    }
+
+    /// Ends a run stopped by Ctrl-C/SIGTERM inside `epoch`: saves where it got to when it can,
+    /// and says where the next run continues from.
+    fn interrupted(
+        &mut self,
+        epoch: usize,
+        batches: usize,
+        step: usize,
+        train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
+    ) -> FitError {
+        if let Err(err) = self.flush() {
+            return err;
+        }
+        let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
+        let saved_here = match self.saving.take() {
+            Some(saving) => {
+                let within = Within {
+                    batches,
+                    step,
+                    carried: Vec::new(),
+                };
+                let run = (self.options, self.hyperparameters);
+                match saving.interrupted(
+                    epoch,
+                    within,
+                    train_metrics,
+                    &self.state,
+                    &self.history,
+                    run,
+                ) {
+                    Ok(saved) => saved,
+                    Err(err) => return err,
+                }
+            }
+            None => false,
+        };
+        FitError::Interrupted {
+            epoch,
+            step,
+            saved_here,
+            checkpoint: newest,
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), FitError> {
+        self.run_dir.flush().map_err(|source| FitError::RunDir {
+            path: self.run_dir.path().to_owned(),
+            source,
+        })
+    }
+
+    /// Waits for the checkpoint writes, writes the summary and the curves, and hands the
+    /// trained model back.
+    pub fn finish(mut self, last_epoch: usize) -> Result<FitReport<M>, FitError> {
+        if let Some(saving) = self.saving.take() {
+            saving.writer.finish()?;
+        }
+        let summary = console::summary_table(&self.history);
+        let path = self.run_dir.path().to_owned();
+        let io = |source| FitError::RunDir {
+            path: path.clone(),
+            source,
+        };
+        self.run_dir
+            .write_file(
+                "summary.md",
+                format!("# {}\n\n{summary}", self.options.name).as_bytes(),
+            )
+            .map_err(io)?;
+        if self.run_dir.enabled() {
+            let svg = plot::curves_svg(&self.history).map_err(|e| io(std::io::Error::other(e)))?;
+            self.run_dir
+                .write_file("curves.svg", svg.as_bytes())
+                .map_err(io)?;
+        }
+        if !self.options.quiet {
+            if self.stopped
+                && let Some(stopper) = &self.stopper
+            {
+                eprintln!("early stopping: {}", stopper.reason());
+            }
+            eprint!("{summary}");
+        }
+        Ok(FitReport {
+            model: self.state.model.valid(),
+            optimizer: self.state.optimizer,
+            lr_scheduler: self.state.lr_scheduler,
+            history: self.history,
+            last_epoch,
+            run_dir: path,
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! The checkpoint side of a run: what to write after each epoch and at an interrupt, and what
+//! to delete.
+
+use burn::train::LearnerModel;
+
+use super::TrainOutputOf;
+use super::epoch::TrainState;
+use crate::checkpoint::{CheckpointDir, Policy, SavedState, Slot, Within, Writer, retained};
+use crate::history::History;
+use crate::metric::SplitMetric;
+use crate::{FitError, FitOptions};
+
+/// The checkpoint side of a run: the writer, the epochs on disk and the keep rules.
+pub(super) struct Saving {
+    pub writer: Writer,
+    pub saved: Vec<usize>,
+    policies: Vec<Policy>,
+    /// Whether an interrupted run's checkpoint is still there, to delete once an epoch ends.
+    interrupted_on_disk: bool,
+}
+
+impl Saving {
+    /// The checkpoint side of a run that writes checkpoints, `None` otherwise. A fresh run
+    /// (not resuming) clears the checkpoints of an earlier run in the same directory; a run
+    /// that does not continue from an interrupted run's checkpoint drops it (it is stale).
+    pub fn open(
+        checkpoints: &CheckpointDir,
+        options: &FitOptions,
+        continues_within: bool,
+    ) -> Result<Option<Self>, FitError> {
+        let Some(policies) = &options.checkpoint else {
+            return Ok(None);
+        };
+        if options.resume.is_none() && options.write_files && options.first_epoch == 1 {
+            checkpoints.clear()?;
+        }
+        let mut saving = Saving {
+            writer: checkpoints.writer()?,
+            saved: checkpoints.epochs()?,
+            policies: policies.clone(),
+            interrupted_on_disk: checkpoints.has_interrupted(),
+        };
+        if saving.interrupted_on_disk && !continues_within {
+            saving.writer.delete(Slot::Interrupted)?;
+            saving.interrupted_on_disk = false;
+        }
+        Ok(Some(saving))
+    }
+
+    /// Queues `epoch`'s checkpoint, then the deletion of epochs no policy keeps any more and of
+    /// the checkpoint an interrupted run left inside this epoch, if any.
+    pub fn epoch_done<M: LearnerModel>(
+        &mut self,
+        epoch: usize,
+        state: &TrainState<M>,
+        history: &History,
+        run: (&FitOptions, &serde_json::Value),
+    ) -> Result<(), FitError> {
+        self.write(Slot::Epoch(epoch), epoch, None, state, history, run)?;
+        if self.interrupted_on_disk {
+            self.writer.delete(Slot::Interrupted)?;
+            self.interrupted_on_disk = false;
+        }
+        self.saved.retain(|&e| e != epoch);
+        self.saved.push(epoch);
+        let keep = retained(&self.policies, &self.saved, epoch, history);
+        for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
+            self.writer.delete(Slot::Epoch(old))?;
+        }
+        self.saved = keep;
+        Ok(())
+    }
+
+    /// Ends a run interrupted inside an epoch: writes where it got to when every training
+    /// metric can carry its state over (otherwise the epoch is trained again on resume, which
+    /// keeps every metric exact), then waits for all writes. Returns whether it wrote.
+    pub fn interrupted<M: LearnerModel>(
+        self,
+        epoch: usize,
+        mut within: Within,
+        train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        state: &TrainState<M>,
+        history: &History,
+        run: (&FitOptions, &serde_json::Value),
+    ) -> Result<bool, FitError> {
+        let carried: Option<Vec<serde_json::Value>> =
+            train_metrics.iter().map(|m| m.carry()).collect();
+        let written = match carried {
+            Some(carried) => {
+                within.carried = carried;
+                self.write(
+                    Slot::Interrupted,
+                    epoch - 1,
+                    Some(within),
+                    state,
+                    history,
+                    run,
+                )?;
+                true
+            }
+            None => false,
+        };
+        self.writer.finish()?;
+        Ok(written)
+    }
+
+    fn write<M: LearnerModel>(
+        &self,
+        slot: Slot,
+        epoch: usize,
+        within: Option<Within>,
+        state: &TrainState<M>,
+        history: &History,
+        (options, hyperparameters): (&FitOptions, &serde_json::Value),
+    ) -> Result<(), FitError> {
+        self.writer.write(
+            slot,
+            SavedState {
+                epoch,
+                files: Default::default(),
+                history: history.clone(),
+                options: serde_json::to_value(options).unwrap_or_default(),
+                hyperparameters: hyperparameters.clone(),
+                within,
+            },
+            state.model.clone().into_record(),
+            state.optimizer.to_record(),
+            state.lr_scheduler.to_record(),
+        )?;
+        Ok(())
+    }
+}
