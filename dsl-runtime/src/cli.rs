@@ -41,7 +41,10 @@ pub struct Args {
     /// `strategy` or `devices` key).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub devices: Option<u64>,
-    /// Continue from a checkpoint: `latest` or an epoch number.
+    /// The run to resume or load: `run-3` or `3` (default: a new run, or the newest to resume).
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// Continue from a checkpoint of the newest run (or `--run`): `latest` or an epoch number.
     #[arg(long, value_name = "latest|N", value_parser = parse_resume)]
     pub resume: Option<Value>,
     /// Start from a saved `config.json` (or a JSON file of config keys).
@@ -171,6 +174,7 @@ impl Args {
                     .map(|p| Value::from(p.to_string_lossy().into_owned())),
                 "--artifacts",
             ),
+            ("run", self.run.clone().map(Value::from), "--run"),
             ("resume", self.resume.clone(), "--resume"),
         ];
         for (key, value, flag) in typed {

@@ -263,7 +263,7 @@ where
         ));
     }
 
-    let run_dir = options.run_dir();
+    let run_dir = options.resolve_run_dir()?;
     std::fs::create_dir_all(&run_dir).map_err(|source| FitError::RunDir {
         path: run_dir.clone(),
         source,

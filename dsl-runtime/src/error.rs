@@ -37,6 +37,17 @@ pub enum FitError {
         /// The underlying failure.
         source: std::io::Error,
     },
+    /// `load`/`load_best` found no run to read.
+    #[error("{}", match run {
+        Some(run) => format!("{} has no run `{run}`: list it to see the runs, or leave `run` out for the newest", dir.display()),
+        None => format!("{} has no run yet: train the experiment first", dir.display()),
+    })]
+    NoRun {
+        /// The experiment's folder of runs.
+        dir: PathBuf,
+        /// The run asked for, if any.
+        run: Option<String>,
+    },
     /// Starting the loader's worker threads failed.
     #[error("cannot start data loader threads: {0}; lower `workers`")]
     Workers(std::io::Error),

@@ -1,6 +1,6 @@
 //! Using a trained experiment: load a checkpoint, measure a test set.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -14,6 +14,7 @@ use crate::data::Loader;
 use crate::fit::epoch::infer;
 use crate::history::Split;
 use crate::metric::SplitMetric;
+use crate::output::runs::Runs;
 
 /// The values of an experiment's validation metrics on another dataset.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +28,23 @@ impl Evaluation {
     pub fn get(&self, key: &str) -> Option<f64> {
         self.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
+}
+
+/// The run directory `load`/`load_best` read: run `run` of experiment `name` (`run-3` or `3`),
+/// else the newest.
+pub fn find_run(artifacts: &str, name: &str, run: Option<&str>) -> Result<PathBuf, FitError> {
+    let runs = Runs::new(Path::new(artifacts), name);
+    let found = match run {
+        Some(id) => runs.named(id).filter(|path| path.is_dir()),
+        None => runs.newest().map_err(|source| FitError::RunDir {
+            path: runs.path().to_owned(),
+            source,
+        })?,
+    };
+    found.ok_or_else(|| FitError::NoRun {
+        dir: runs.path().to_owned(),
+        run: run.map(str::to_owned),
+    })
 }
 
 /// `model` with the parameters of epoch `epoch` of the run in `run_dir`.

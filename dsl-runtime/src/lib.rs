@@ -115,7 +115,7 @@ pub mod __private {
         DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input, train_output,
     };
     pub use crate::engine;
-    pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, load_checkpoint};
+    pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitReport};
     pub use crate::history::Split;
     pub use crate::metric;

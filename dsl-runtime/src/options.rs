@@ -6,14 +6,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
+use crate::output::runs::Runs;
 use crate::spec::{EarlyStopping, GradClip};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
-/// no worker thread, no gradient accumulation, run directory `artifacts/run`.
+/// no worker thread, no gradient accumulation, runs in `artifacts/run/run-<N>`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitOptions {
-    /// Name of the run; the run directory is `artifacts/<name>`.
+    /// Name of the experiment; its runs are `artifacts/<name>/run-<N>`.
     pub name: String,
+    /// The run to resume or continue (`run-3` or `3`); with `resume` and no `run`, the newest.
+    /// A fresh run leaves it `None` and gets a new `run-<N>`.
+    pub run: Option<String>,
     /// Root folder of run directories.
     pub artifacts: PathBuf,
     /// Number the first epoch of this call gets (1 for a fresh run). Continuing a run at epoch
@@ -37,7 +41,7 @@ pub struct FitOptions {
     /// policies keep (and always the newest); `None` writes no checkpoint. A run that does not
     /// resume starts over: it clears the folder first.
     pub checkpoint: Option<Vec<Policy>>,
-    /// Continue from a checkpoint of this run directory.
+    /// Continue from a checkpoint of the run `run` names, else of the newest run.
     pub resume: Option<Resume>,
     /// Train on at most this many batches per epoch (a quick look at a large dataset).
     pub limit_train_batches: Option<usize>,
@@ -54,6 +58,7 @@ impl Default for FitOptions {
     fn default() -> Self {
         Self {
             name: "run".to_owned(),
+            run: None,
             artifacts: PathBuf::from("artifacts"),
             first_epoch: 1,
             epochs: 1,
@@ -74,9 +79,64 @@ impl Default for FitOptions {
 }
 
 impl FitOptions {
-    /// The directory this run writes to.
-    pub fn run_dir(&self) -> PathBuf {
-        self.artifacts.join(&self.name)
+    /// The runs of this experiment.
+    pub fn runs(&self) -> Runs {
+        Runs::new(&self.artifacts, &self.name)
+    }
+
+    /// The directory this run writes to, created when files are written: a new `run-<N>` for a
+    /// fresh run; when resuming, the run `run` names, else the newest (a new one when there is
+    /// none yet); `run` without `resume` continues that run in this process
+    /// ([`FitReport::resume`](crate::FitReport::resume)).
+    pub fn resolve_run_dir(&self) -> Result<PathBuf, FitError> {
+        let runs = self.runs();
+        let io = |source| FitError::RunDir {
+            path: runs.path().to_owned(),
+            source,
+        };
+        let named = match &self.run {
+            Some(id) => Some(runs.named(id).ok_or_else(|| FitError::InvalidOption {
+                option: "run",
+                message: format!("`{id}` is not a run id: write `run-3` or `3`"),
+            })?),
+            None => None,
+        };
+        match (named, self.resume.is_some()) {
+            (Some(path), resuming) => {
+                let exists = path.is_dir();
+                if !exists && (resuming || self.first_epoch > 1) {
+                    let existing = runs.numbers().map_err(io)?;
+                    return Err(FitError::InvalidOption {
+                        option: "run",
+                        message: format!(
+                            "{} does not exist; the runs of {} are {existing:?}",
+                            path.display(),
+                            runs.path().display()
+                        ),
+                    });
+                }
+                if exists && !resuming && self.first_epoch == 1 && self.write_files {
+                    return Err(FitError::InvalidOption {
+                        option: "run",
+                        message: format!(
+                            "{} already exists and a fresh run never overwrites one: resume it (`--resume latest`), or leave `run` out for a new run",
+                            path.display()
+                        ),
+                    });
+                }
+                if self.write_files {
+                    std::fs::create_dir_all(&path).map_err(io)?;
+                }
+                Ok(path)
+            }
+            (None, true) => match runs.newest().map_err(io)? {
+                Some(path) => Ok(path),
+                None if self.write_files => runs.create_next().map_err(io),
+                None => runs.next().map_err(io),
+            },
+            (None, false) if self.write_files => runs.create_next().map_err(io),
+            (None, false) => runs.next().map_err(io),
+        }
     }
 
     /// The settings of a smoke test like Lightning's `fast_dev_run`: one epoch of one batch per

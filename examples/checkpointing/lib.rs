@@ -1,5 +1,5 @@
 //! A resumable experiment. Each epoch ends with a checkpoint in
-//! `artifacts/resumable/checkpoint/`; kill the training process at any moment and start it
+//! `artifacts/resumable/run-1/checkpoint/`; kill the training process at any moment and start it
 //! again: it continues after the newest intact checkpoint (after Ctrl-C, from the step it
 //! finished and saved) and reaches the same weights as an uninterrupted run.
 //!

@@ -2,7 +2,7 @@
 //! to validate on, an MLP 4→16→3 trained with SGD for 3 epochs.
 //!
 //! `cargo run -p classification` prints one line per epoch and a summary table, and writes
-//! `artifacts/three_class/{config.json,metrics.csv}`.
+//! `artifacts/three_class/run-<N>/{config.json,metrics.csv}` (a new `run-<N>` per run).
 
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;

@@ -2,7 +2,7 @@
 //! train on (six batches of 32 and one of 8) and 64 to validate on, an MLP 4→16→1 trained with
 //! Adam, warmed up then annealed.
 //!
-//! `cargo run -p regression` writes `artifacts/sine_regression/{config.json,metrics.csv}`.
+//! `cargo run -p regression` writes `artifacts/sine_regression/run-<N>/{config.json,metrics.csv}` (a new `run-<N>` per run).
 
 use burn::train::RegressionOutput;
 use dsl_runtime::prelude::*;

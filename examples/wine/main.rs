@@ -1,7 +1,7 @@
 //! Red wine quality as 6-class classification: an MLP 11→64→6 on standardised features.
 //!
 //! `cargo run --release -p wine` trains for 60 epochs (a few seconds) and writes
-//! `artifacts/wine/`. The majority class (quality 5) is 42.6 % of the wines; this model reaches
+//! `artifacts/wine/run-<N>/`. The majority class (quality 5) is 42.6 % of the wines; this model reaches
 //! about 60 % validation accuracy, which `tests/figure.rs` checks loosely (above 50 %).
 
 mod data;

@@ -41,6 +41,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
         Some(b) => real(b),
         None => quote!(::core::unreachable!()),
     };
+    let run_dir_body = body(|b| b.run_dir.clone());
     let (config_body, load_with_body, best_body, evaluate_body, cli_body, with_options_body) = (
         body(|b| b.config.clone()),
         body(|b| b.load_with.clone()),
@@ -67,9 +68,10 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
                 Self::with_config(Self::config(), device)
             }
 
-            /// The run directory of `config`: `<artifacts>/<name in snake_case>`.
-            pub fn run_dir(#config: &#config_name) -> ::std::path::PathBuf {
-                ::std::path::Path::new(&#config.artifacts).join(#snake)
+            /// The run `load` and `load_best` read: `<artifacts>/<name in snake_case>/run-<N>`
+            /// for `config.run`, else the newest run.
+            pub fn run_dir(#config: &#config_name) -> ::core::result::Result<::std::path::PathBuf, #Rt::FitError> {
+                #run_dir_body
             }
 
             /// The model of checkpoint `epoch` of the default run directory, on `device`.
@@ -133,6 +135,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
 /// The bodies generated from a valid experiment.
 struct RealBodies {
     config: TokenStream,
+    run_dir: TokenStream,
     load_with: TokenStream,
     load_best_with: TokenStream,
     evaluate: TokenStream,
@@ -156,14 +159,15 @@ impl RealBodies {
         let args = Ident::new("args", Span::mixed_site());
         Self {
             config: quote!(<#config_name as ::core::default::Default>::default()),
+            run_dir: quote!(#Rt::find_run(&#config.artifacts, #snake, #config.run.as_deref())),
             load_with: quote! {
                 let #model_var: #model_ty = #init;
-                #Rt::load_checkpoint(&Self::run_dir(#config), epoch, #model_name { model: #model_var })
+                #Rt::load_checkpoint(&Self::run_dir(#config)?, epoch, #model_name { model: #model_var })
             },
             load_best_with: {
                 let watch = best_watch(exp);
                 quote! {
-                    let epoch = #Rt::best_checkpoint(&Self::run_dir(#config), #watch)?;
+                    let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
                     Ok((epoch, Self::load_with(#config, epoch, device)?))
                 }
             },

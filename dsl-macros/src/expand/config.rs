@@ -162,6 +162,12 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             values::checkpoint(exp),
         ),
         ConfigKey::new(
+            "run",
+            "The run to resume or load (`run-3` or `3`); the newest when `None`. A fresh run gets a new `run-<N>`.",
+            option(quote!(::std::string::String)),
+            quote!(::core::option::Option::None),
+        ),
+        ConfigKey::new(
             "resume",
             "Where the run continues from.",
             option(quote!(#Rt::Resume)),

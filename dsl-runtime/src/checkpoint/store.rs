@@ -297,15 +297,6 @@ impl CheckpointDir {
         self.dir.join(slot.record_name("model"))
     }
 
-    /// Removes every checkpoint file: a run that does not resume starts over.
-    pub fn clear(&self) -> Result<(), CheckpointError> {
-        match std::fs::remove_dir_all(&self.dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(self.io(&self.dir)(e)),
-        }
-    }
-
     /// Starts the writer thread of a run, after removing the temporary files a killed writer
     /// may have left.
     pub fn writer(&self) -> Result<Writer, CheckpointError> {

@@ -8,6 +8,7 @@ mod resume;
 mod run;
 mod saving;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -107,11 +108,16 @@ pub struct FitReport<M> {
 impl<M: LearnerModel> FitReport<M> {
     /// A [`Fit`] that continues this run where it stopped: the model back in training mode, the
     /// optimizer and schedule with their state, and the same options with `first_epoch` set to
-    /// the next epoch, so shuffling continues as if the run had never stopped. Set `epochs` on it
-    /// and add the metrics again before calling [`Fit::run`].
+    /// the next epoch, so shuffling continues as if the run had never stopped, in the same run
+    /// directory. Set `epochs` on it and add the metrics again before calling [`Fit::run`].
     pub fn resume(self, options: FitOptions) -> Fit<M> {
+        let run = self
+            .run_dir
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned());
         Fit::new(self.model.train(), self.optimizer, self.lr_scheduler).options(FitOptions {
             first_epoch: self.last_epoch + 1,
+            run,
             ..options
         })
     }
@@ -229,7 +235,8 @@ impl<M: LearnerModel> Fit<M> {
             valid: declare(&mut history, Split::Valid, &valid_metrics),
         };
 
-        let checkpoints = CheckpointDir::new(&options.run_dir());
+        let path = options.resolve_run_dir()?;
+        let checkpoints = CheckpointDir::new(&path);
         let start = resume::restore(
             &checkpoints,
             &options,
@@ -242,7 +249,7 @@ impl<M: LearnerModel> Fit<M> {
             metrics: keys,
             hyperparameters: &hyperparameters,
         };
-        let run_dir = open_run_dir(&options, &config, &start)?;
+        let run_dir = open_run_dir(path, &options, &config, &start)?;
         let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
@@ -314,11 +321,11 @@ fn declare<O>(
 
 /// `config.json` and the run directory, or a disabled one when no file should be written.
 fn open_run_dir<M>(
+    path: PathBuf,
     options: &FitOptions,
     config: &RunConfig,
     start: &resume::Start<M>,
 ) -> Result<RunDir, FitError> {
-    let path = options.run_dir();
     if !options.write_files {
         return Ok(RunDir::disabled(&path));
     }

@@ -20,9 +20,8 @@ pub(super) struct Saving {
 }
 
 impl Saving {
-    /// The checkpoint side of a run that writes checkpoints, `None` otherwise. A fresh run
-    /// (not resuming) clears the checkpoints of an earlier run in the same directory; a run
-    /// that does not continue from an interrupted run's checkpoint drops it (it is stale).
+    /// The checkpoint side of a run that writes checkpoints, `None` otherwise. A run that does
+    /// not continue from an interrupted run's checkpoint drops it (it is stale).
     pub fn open(
         checkpoints: &CheckpointDir,
         options: &FitOptions,
@@ -31,9 +30,6 @@ impl Saving {
         let Some(policies) = &options.checkpoint else {
             return Ok(None);
         };
-        if options.resume.is_none() && options.write_files && options.first_epoch == 1 {
-            checkpoints.clear()?;
-        }
         let mut saving = Saving {
             writer: checkpoints.writer()?,
             saved: checkpoints.epochs()?,

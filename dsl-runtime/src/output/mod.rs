@@ -5,5 +5,6 @@ pub(crate) mod console;
 pub(crate) mod plot;
 pub(crate) mod progress;
 pub(crate) mod run_dir;
+pub mod runs;
 
 pub use console::summary_table;

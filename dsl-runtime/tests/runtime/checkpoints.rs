@@ -52,7 +52,7 @@ fn run(
 }
 
 fn csv(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("ckpt/metrics.csv")).unwrap()
+    std::fs::read_to_string(dir.join("ckpt/run-1/metrics.csv")).unwrap()
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn a_run_resumed_after_epoch_3_equals_an_uninterrupted_run_bit_for_bit() {
     }
     assert_eq!(csv(parts.path()), csv(whole.path()));
     // keep_last(2) | best(valid.loss) with a falling loss: epochs 4 and 5 remain.
-    let kept = CheckpointDir::new(&parts.path().join("ckpt"))
+    let kept = CheckpointDir::new(&parts.path().join("ckpt/run-1"))
         .epochs()
         .unwrap();
     assert_eq!(kept, [4, 5]);
@@ -92,7 +92,7 @@ fn a_damaged_newest_checkpoint_falls_back_to_the_previous_epoch() {
 
     let dir = tempfile::tempdir().unwrap();
     run(dir.path(), 3, 3, None).unwrap();
-    let model_3 = dir.path().join("ckpt/checkpoint/model-3.bpk");
+    let model_3 = dir.path().join("ckpt/run-1/checkpoint/model-3.bpk");
     let bytes = std::fs::read(&model_3).unwrap();
     std::fs::write(&model_3, &bytes[..bytes.len() / 2]).unwrap();
 
@@ -110,7 +110,7 @@ fn a_damaged_newest_checkpoint_falls_back_to_the_previous_epoch() {
 fn a_flipped_byte_is_detected() {
     let dir = tempfile::tempdir().unwrap();
     run(dir.path(), 3, 2, None).unwrap();
-    let optim_2 = dir.path().join("ckpt/checkpoint/optim-2.bpk");
+    let optim_2 = dir.path().join("ckpt/run-1/checkpoint/optim-2.bpk");
     let mut bytes = std::fs::read(&optim_2).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x40;
@@ -165,7 +165,7 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
         panic!("{err}");
     };
     assert!(epoch >= 2, "diverged in epoch {epoch}");
-    let checkpoints = CheckpointDir::new(&dir.path().join("ckpt"));
+    let checkpoints = CheckpointDir::new(&dir.path().join("ckpt/run-1"));
     let newest = *checkpoints.epochs().unwrap().last().unwrap();
     assert_eq!(newest, epoch - 1);
     checkpoints

@@ -73,7 +73,7 @@ fn engine_burn_on_one_device_is_bit_identical_to_our_loop() {
         ours.history.get(Split::Valid, "accuracy").unwrap().values()
     );
     // Burn's checkpointer kept epochs 2 and 3 under keep_last(2) | best(valid.loss).
-    let checkpoints = dir.path().join("on_burn/checkpoint");
+    let checkpoints = dir.path().join("on_burn/run-1/checkpoint");
     assert!(checkpoints.join("model-3.bpk").exists() && checkpoints.join("model-2.bpk").exists());
     assert!(!checkpoints.join("model-1.bpk").exists());
 }
@@ -143,7 +143,7 @@ fn two_cpu_devices_with_multi_match_one_device_on_the_combined_batch() {
     );
     assert!(
         dir.path()
-            .join("two_devices/checkpoint/model-3.bpk")
+            .join("two_devices/run-1/checkpoint/model-3.bpk")
             .exists()
     );
 }

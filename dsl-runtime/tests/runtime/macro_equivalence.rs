@@ -76,7 +76,7 @@ fn the_macro_experiment_is_bit_identical_to_the_hand_loop() {
         hand.valid_accuracy
     );
     assert_eq!(report.model.model.weights(), hand.weights);
-    assert_eq!(report.run_dir, dir.path().join("three_class"));
+    assert_eq!(report.run_dir, dir.path().join("three_class/run-1"));
 
     // The config written with the run holds the macro's values.
     let saved: serde_json::Value =

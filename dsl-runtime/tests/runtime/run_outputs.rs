@@ -27,7 +27,7 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
         .valid_metric(metric::accuracy())
         .run(&device(), seed_data())
         .unwrap();
-    assert_eq!(report.run_dir, dir.path().join("seed"));
+    assert_eq!(report.run_dir, dir.path().join("seed/run-1"));
 
     let csv = std::fs::read_to_string(report.run_dir.join("metrics.csv")).unwrap();
     let mut lines = csv.lines();

@@ -47,8 +47,22 @@ struct Outcome {
     weights: Vec<u32>,
 }
 
+/// The run every invocation continues: the experiment says `resume: latest`, so the first
+/// process creates `run-1` and each later one resumes the newest run.
+fn run_dir(artifacts: &Path) -> PathBuf {
+    artifacts.join("resumable/run-1")
+}
+
+/// The epochs whose line a process printed (`epoch 7/40 ...`): the epochs it trained.
+fn epochs_trained(stderr: &str) -> Vec<usize> {
+    stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("epoch ")?.split('/').next()?.parse().ok())
+        .collect()
+}
+
 fn outcome(artifacts: &Path) -> Outcome {
-    let run = artifacts.join("resumable");
+    let run = run_dir(artifacts);
     let stored = Stored {
         model: Mlp::new(3, &Device::flex()),
     }
@@ -120,16 +134,32 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
             continue;
         }
         kills += 1;
-        let newest = dsl_runtime::checkpoint::CheckpointDir::new(&artifacts.join("resumable"))
-            .epochs()
-            .unwrap()
-            .last()
-            .copied();
+        let checkpoints = dsl_runtime::checkpoint::CheckpointDir::new(&run_dir(&artifacts));
+        let newest = checkpoints.epochs().unwrap().last().copied();
+        let inside = checkpoints.has_interrupted();
         resumed_from.push(newest);
-        // Resume a copy to the end: it must match the uninterrupted run exactly.
+        // Resume a copy to the end: it must match the uninterrupted run exactly, continue
+        // where the killed process left its newest checkpoint, and train only what remains.
         let scratch = dir.path().join(format!("resumed-{kills}"));
         copy_dir(&artifacts, &scratch);
-        finish(&scratch, &[]);
+        let resumed = finish(&scratch, &[]);
+        let stderr = String::from_utf8_lossy(&resumed.stderr);
+        let first = newest.map_or(1, |epoch| epoch + 1);
+        match newest {
+            _ if inside => assert!(stderr.contains("resuming inside epoch"), "{stderr}"),
+            Some(epoch) => assert!(
+                stderr.contains(&format!("resuming after epoch {epoch} ")),
+                "killed after epoch {epoch}, but: {stderr}"
+            ),
+            None => assert!(stderr.contains("starting from epoch 1"), "{stderr}"),
+        }
+        if !inside {
+            assert_eq!(
+                epochs_trained(&stderr),
+                (first..=40).collect::<Vec<_>>(),
+                "the resumed process must train epochs {first}..=40 only"
+            );
+        }
         if outcome(&scratch) == reference {
             matched += 1;
         }
@@ -178,13 +208,27 @@ fn sigterm_then_resume(flags: &[&str]) {
     assert!(stderr.contains("interrupted at epoch"), "{stderr}");
     // The run's only training metric is the loss, which carries over: the step is saved.
     assert!(stderr.contains("saved at this step"), "{stderr}");
-    let inside = dir
-        .path()
-        .join("resumable/checkpoint/state-interrupted.json");
+    let inside = run_dir(dir.path()).join("checkpoint/state-interrupted.json");
     assert!(inside.exists(), "no checkpoint inside the epoch");
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&inside).unwrap()).unwrap();
+    let (done, step) = (
+        saved["epoch"].as_u64().unwrap() as usize,
+        saved["within"]["step"].as_u64().unwrap(),
+    );
     let resumed = finish(dir.path(), flags);
     let resumed = String::from_utf8_lossy(&resumed.stderr);
-    assert!(resumed.contains("resuming inside epoch"), "{resumed}");
+    assert!(
+        resumed.contains(&format!("resuming inside epoch {} ", done + 1))
+            && resumed.contains(&format!("(step {step})")),
+        "saved inside epoch {} at step {step}, but: {resumed}",
+        done + 1
+    );
+    assert_eq!(
+        epochs_trained(&resumed),
+        (done + 1..=40).collect::<Vec<_>>(),
+        "the resumed process trains the rest of the interrupted epoch and the epochs after it"
+    );
     assert!(
         !inside.exists(),
         "the interrupted run's checkpoint outlived the next epoch"

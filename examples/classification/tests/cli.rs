@@ -66,7 +66,7 @@ fn print_config_shows_the_resolved_values_and_a_saved_config_replays_them() {
         "--quiet",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let saved = dir.path().join("three_class/config.json");
+    let saved = dir.path().join("three_class/run-1/config.json");
     let out = run(&["--config", saved.to_str().unwrap(), "--print-config"]);
     let replayed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(replayed, config);
@@ -77,7 +77,7 @@ fn a_run_leaves_a_plot_naming_every_metric_and_a_summary() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(&["--epochs", "2", "--artifacts", dir.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let run_dir = dir.path().join("three_class");
+    let run_dir = dir.path().join("three_class/run-1");
     let svg = std::fs::read_to_string(run_dir.join("curves.svg")).unwrap();
     for label in ["loss", "accuracy", "train", "valid", "epoch"] {
         assert!(
@@ -131,7 +131,7 @@ fn limit_flags_cut_epochs_short() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let csv = std::fs::read_to_string(dir.path().join("three_class/metrics.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("three_class/run-1/metrics.csv")).unwrap();
     let steps = csv
         .lines()
         .filter(|l| l.contains(",train,loss,") && !l.starts_with(','))
@@ -162,4 +162,84 @@ fn on_a_terminal_a_progress_bar_shows_rate_eta_and_running_loss() {
     ] {
         assert!(text.contains(part), "no `{part}` in:\n{text}");
     }
+}
+
+/// Every file under `dir` with its bytes, to compare a run directory before and after.
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(snapshot(&path));
+        } else {
+            files.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn a_second_fresh_run_leaves_the_first_intact_and_resume_picks_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let runs = dir.path().join("three_class");
+    let out = run(&["--epochs", "2", "--artifacts", artifacts, "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = snapshot(&runs.join("run-1"));
+    assert!(
+        first
+            .iter()
+            .any(|(p, _)| p.ends_with("checkpoint/state-2.json")),
+        "{first:?}"
+    );
+
+    // Forgetting `--resume` starts run-2; run-1 keeps every byte.
+    let out = run(&["--epochs", "2", "--artifacts", artifacts]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("three_class/run-2"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&runs.join("run-1")), first, "run-1 was changed");
+
+    // `--resume latest` continues the newest run, `--run 1` the first.
+    let out = run(&[
+        "--epochs",
+        "3",
+        "--resume",
+        "latest",
+        "--artifacts",
+        artifacts,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("resuming after epoch 2 from") && stderr(&out).contains("run-2"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "--epochs",
+        "3",
+        "--resume",
+        "latest",
+        "--run",
+        "1",
+        "--artifacts",
+        artifacts,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("run-1"), "{}", stderr(&out));
+    let names: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "resuming made no new run: {names:?}");
+
+    // A fresh run may not take an existing run's name.
+    assert_refused(
+        &["--run", "1", "--artifacts", artifacts],
+        "already exists and a fresh run never overwrites one",
+    );
 }

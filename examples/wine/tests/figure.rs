@@ -30,7 +30,7 @@ fn validation_accuracy_beats_the_majority_class_baseline() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let metrics = std::fs::read_to_string(dir.path().join("wine/metrics.csv")).unwrap();
+    let metrics = std::fs::read_to_string(dir.path().join("wine/run-1/metrics.csv")).unwrap();
     let accuracy: f64 = metrics
         .lines()
         .rfind(|l| l.starts_with(',') && l.contains(",valid,accuracy,"))
