@@ -47,6 +47,9 @@ pub struct Args {
     /// Continue from a checkpoint of the newest run (or `--run`): `latest` or an epoch number.
     #[arg(long, value_name = "latest|N", value_parser = parse_resume)]
     pub resume: Option<Value>,
+    /// Resume even though settings differ from the checkpoint's (recorded in config.json).
+    #[arg(long)]
+    pub resume_changed: bool,
     /// Start from a saved `config.json` (or a JSON file of config keys).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -100,6 +103,7 @@ impl Args {
             options.limit_valid_batches = Some(n as usize);
         }
         options.quiet |= self.quiet;
+        options.resume_changed |= self.resume_changed;
     }
 
     /// `defaults` with the file, flags and `--set`s applied.
@@ -344,7 +348,7 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
             eprintln!("{err}");
             ExitCode::from(130)
         }
-        Err(err @ FitError::InvalidOption { .. }) => {
+        Err(err @ (FitError::InvalidOption { .. } | FitError::ResumeChanged { .. })) => {
             eprintln!("error: {err}");
             ExitCode::from(2)
         }

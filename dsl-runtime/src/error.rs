@@ -37,6 +37,15 @@ pub enum FitError {
         /// The underlying failure.
         source: std::io::Error,
     },
+    /// Resuming would continue a run with other settings than it was trained with.
+    #[error(
+        "resuming would mix two experiments: {}; resume with the saved values (e.g. `--config <run>/config.json`), or pass `--resume-changed` to continue anyway (recorded in config.json)",
+        changes.join("; ")
+    )]
+    ResumeChanged {
+        /// Each differing setting: `key: saved X, now Y`.
+        changes: Vec<String>,
+    },
     /// `load`/`load_best` found no run to read.
     #[error("{}", match run {
         Some(run) => format!("{} has no run `{run}`: list it to see the runs, or leave `run` out for the newest", dir.display()),

@@ -43,6 +43,11 @@ pub struct FitOptions {
     pub checkpoint: Option<Vec<Policy>>,
     /// Continue from a checkpoint of the run `run` names, else of the newest run.
     pub resume: Option<Resume>,
+    /// Resume even though settings that decide the training differ from the checkpoint's
+    /// (they are listed in `config.json` under `resumed_with_changes`); without it such a
+    /// resume is refused, since it would mix two experiments in one run.
+    #[serde(default)]
+    pub resume_changed: bool,
     /// Train on at most this many batches per epoch (a quick look at a large dataset).
     pub limit_train_batches: Option<usize>,
     /// Validate on at most this many batches per epoch.
@@ -70,6 +75,7 @@ impl Default for FitOptions {
             early_stopping: None,
             checkpoint: None,
             resume: None,
+            resume_changed: false,
             limit_train_batches: None,
             limit_valid_batches: None,
             write_files: true,

@@ -129,6 +129,9 @@ struct RunConfig<'a> {
     options: &'a FitOptions,
     metrics: MetricKeys,
     hyperparameters: &'a serde_json::Value,
+    /// Settings that differ from the checkpoint this run resumed from (`resume_changed`).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    resumed_with_changes: &'a [String],
 }
 
 impl RunConfig<'_> {
@@ -240,6 +243,7 @@ impl<M: LearnerModel> Fit<M> {
         let start = resume::restore(
             &checkpoints,
             &options,
+            &hyperparameters,
             (model, optimizer, lr_scheduler),
             history,
             &mut train_metrics,
@@ -248,6 +252,7 @@ impl<M: LearnerModel> Fit<M> {
             options: &options,
             metrics: keys,
             hyperparameters: &hyperparameters,
+            resumed_with_changes: &start.changes,
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
         let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;

@@ -20,6 +20,71 @@ pub(super) struct Start<M> {
     pub first_epoch: usize,
     /// How far into `first_epoch` an interrupted run got.
     pub within: Option<Within>,
+    /// The settings that differ from the checkpoint's, accepted with `resume_changed`.
+    pub changes: Vec<String>,
+}
+
+/// Settings that may differ on resume without changing what the resumed steps compute: the
+/// last epoch (a run may be extended), where files go, which checkpoints are kept, how much is
+/// printed, and the worker count (batches are built in the same order with any number of
+/// workers).
+const MAY_CHANGE: &[&str] = &[
+    "epochs",
+    "checkpoint",
+    "resume",
+    "resume_changed",
+    "run",
+    "artifacts",
+    "workers",
+    "quiet",
+    "write_files",
+    "first_epoch",
+];
+
+/// Every setting of `saved` and `current` (run options, then the experiment's own config under
+/// `hyperparameters.`) that differs, as `key: saved X, now Y`.
+pub(super) fn changes(saved: &serde_json::Value, current: &serde_json::Value) -> Vec<String> {
+    let (mut saved_flat, mut current_flat) = (Vec::new(), Vec::new());
+    flatten("", saved, &mut saved_flat);
+    flatten("", current, &mut current_flat);
+    let value = |flat: &[(String, String)], key: &str| {
+        flat.iter()
+            .find(|(k, _)| k == key)
+            .map_or_else(|| "absent".to_owned(), |(_, v)| v.clone())
+    };
+    let mut keys: Vec<&String> = saved_flat
+        .iter()
+        .chain(&current_flat)
+        .map(|(k, _)| k)
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|key| {
+            let own = key.strip_prefix("hyperparameters.").unwrap_or(key);
+            !MAY_CHANGE.contains(&own.split('.').next().unwrap_or(own))
+        })
+        .filter_map(|key| {
+            let (was, now) = (value(&saved_flat, key), value(&current_flat, key));
+            (was != now).then(|| format!("`{key}`: saved {was}, now {now}"))
+        })
+        .collect()
+}
+
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            for (key, value) in map {
+                let key = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&key, value, out);
+            }
+        }
+        leaf => out.push((prefix.to_owned(), leaf.to_string())),
+    }
 }
 
 /// The start of a run: as given for a fresh run, else loaded from the checkpoint `resume`
@@ -27,6 +92,7 @@ pub(super) struct Start<M> {
 pub(super) fn restore<M: LearnerModel>(
     checkpoints: &CheckpointDir,
     options: &FitOptions,
+    hyperparameters: &serde_json::Value,
     (model, optimizer, lr_scheduler): (M, ModuleOptimizer, ModuleLrScheduler),
     declared: History,
     train_metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
@@ -38,6 +104,7 @@ pub(super) fn restore<M: LearnerModel>(
         history: declared,
         first_epoch: options.first_epoch,
         within: None,
+        changes: Vec::new(),
     };
     let Some(resume) = options.resume else {
         return Ok(fresh);
@@ -45,6 +112,16 @@ pub(super) fn restore<M: LearnerModel>(
     let Some(loaded) = load(checkpoints, resume, options.quiet)? else {
         return Ok(fresh);
     };
+    let changes = changes(
+        &settings(&loaded.state.options, &loaded.state.hyperparameters),
+        &settings(
+            &serde_json::to_value(options).unwrap_or_default(),
+            hyperparameters,
+        ),
+    );
+    if !changes.is_empty() && !options.resume_changed {
+        return Err(FitError::ResumeChanged { changes });
+    }
     let history = history(loaded.state.history, &fresh.history)?;
     let model =
         fresh
@@ -72,7 +149,17 @@ pub(super) fn restore<M: LearnerModel>(
         history,
         first_epoch: loaded.state.epoch + 1,
         within: loaded.state.within,
+        changes,
     })
+}
+
+/// A run's options with the experiment's config under `hyperparameters`, as compared on resume.
+fn settings(options: &serde_json::Value, hyperparameters: &serde_json::Value) -> serde_json::Value {
+    let mut settings = options.clone();
+    if let serde_json::Value::Object(map) = &mut settings {
+        map.insert("hyperparameters".to_owned(), hyperparameters.clone());
+    }
+    settings
 }
 
 /// The checkpoint to resume from: `None` for `Latest` in a run that has none yet. `Latest` is
@@ -163,4 +250,36 @@ fn history(restored: History, declared: &History) -> Result<History, FitError> {
         });
     }
     Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::changes;
+
+    #[test]
+    fn only_settings_that_decide_the_training_count_as_changes() {
+        let saved = json!({
+            "epochs": 3, "batch_size": 16, "workers": 0, "shuffle": 7,
+            "hyperparameters": {"lr": 0.1, "optimizer": {"kind": "adam", "beta_1": 0.9}, "epochs": 3},
+        });
+        let same_run_longer = json!({
+            "epochs": 5, "batch_size": 16, "workers": 2, "shuffle": 7,
+            "hyperparameters": {"lr": 0.1, "optimizer": {"kind": "adam", "beta_1": 0.9}, "epochs": 5},
+        });
+        assert_eq!(changes(&saved, &same_run_longer), Vec::<String>::new());
+        let other = json!({
+            "epochs": 3, "batch_size": 32, "workers": 0, "shuffle": null,
+            "hyperparameters": {"lr": 0.1, "optimizer": {"kind": "adam", "beta_1": 0.95}, "epochs": 3},
+        });
+        assert_eq!(
+            changes(&saved, &other),
+            [
+                "`batch_size`: saved 16, now 32",
+                "`hyperparameters.optimizer.beta_1`: saved 0.9, now 0.95",
+                "`shuffle`: saved 7, now null",
+            ]
+        );
+    }
 }

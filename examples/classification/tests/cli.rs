@@ -243,3 +243,64 @@ fn a_second_fresh_run_leaves_the_first_intact_and_resume_picks_a_run() {
         "already exists and a fresh run never overwrites one",
     );
 }
+
+#[test]
+fn resuming_with_other_settings_is_refused_unless_asked_for_and_then_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&["--epochs", "2", "--artifacts", artifacts, "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let changed = [
+        "--epochs",
+        "3",
+        "--resume",
+        "latest",
+        "--batch-size",
+        "32",
+        "--set",
+        "optimizer.momentum=0.5",
+        "--artifacts",
+        artifacts,
+    ];
+    assert_refused(&changed, "`batch_size`: saved 16, now 32");
+    assert_refused(
+        &changed,
+        "`hyperparameters.optimizer.momentum`: saved null, now 0.5",
+    );
+    let csv = dir.path().join("three_class/run-1/metrics.csv");
+    assert!(
+        !std::fs::read_to_string(&csv).unwrap().contains(",3,"),
+        "a refused resume trained"
+    );
+    // Only more epochs: the same experiment, resumed without a word.
+    let out = run(&[
+        "--epochs",
+        "3",
+        "--resume",
+        "latest",
+        "--artifacts",
+        artifacts,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let mut accepted = changed.to_vec();
+    accepted[1] = "4";
+    accepted.push("--resume-changed");
+    let out = run(&accepted);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("resuming after epoch 3"),
+        "{}",
+        stderr(&out)
+    );
+    let config: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("three_class/run-1/config.json")).unwrap(),
+    )
+    .unwrap();
+    let recorded = config["resumed_with_changes"].to_string();
+    assert!(
+        recorded.contains("batch_size") && recorded.contains("momentum"),
+        "{config}"
+    );
+    assert_eq!(config["resume_changed"], true);
+}
