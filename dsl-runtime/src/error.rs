@@ -129,6 +129,17 @@ pub enum FitError {
         /// The offending loss value.
         value: f32,
     },
+    /// Weights became NaN or infinite during an epoch (found at its end, also when the loss is
+    /// not recorded); that epoch was not checkpointed.
+    #[error(
+        "{count} weights are NaN or infinite after epoch {epoch}; it was not checkpointed: lower the learning rate or check the data (record `train.loss` to see the step where the loss diverged)"
+    )]
+    NonFiniteWeights {
+        /// The epoch that produced them.
+        epoch: usize,
+        /// How many weights are not finite.
+        count: i64,
+    },
 }
 
 impl FitError {

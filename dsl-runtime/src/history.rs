@@ -38,10 +38,77 @@ pub struct Series {
     /// Whether larger values are better; decides which epoch is "best".
     pub higher_is_better: bool,
     /// `(epoch, value)` for every completed epoch.
+    #[serde(with = "non_finite::epochs")]
     pub epochs: Vec<(usize, f64)>,
     /// The value of every training step, for metrics that have a per-batch value. Losses are
     /// stored as the exact `f32` the model produced, widened to `f64`.
+    #[serde(with = "non_finite::steps")]
     pub steps: Vec<f64>,
+}
+
+/// Metric values in JSON, where NaN and the infinities have no number form: serde_json would
+/// write them as `null`, which then fails to read back as a number and makes a checkpoint's
+/// state unreadable. They are written as the strings `"NaN"`, `"inf"`, `"-inf"` instead.
+mod non_finite {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Value {
+        Number(f64),
+        Word(String),
+    }
+
+    fn to_json(v: f64) -> Value {
+        match v {
+            v if v.is_finite() => Value::Number(v),
+            v if v.is_nan() => Value::Word("NaN".to_owned()),
+            v if v > 0.0 => Value::Word("inf".to_owned()),
+            _ => Value::Word("-inf".to_owned()),
+        }
+    }
+
+    fn from_json<E: serde::de::Error>(v: Value) -> Result<f64, E> {
+        match v {
+            Value::Number(v) => Ok(v),
+            Value::Word(w) => match w.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                other => Err(E::custom(format!("`{other}` is not a metric value"))),
+            },
+        }
+    }
+
+    pub mod steps {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(values: &[f64], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(values.iter().map(|&v| to_json(v)))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+            Vec::<Value>::deserialize(d)?
+                .into_iter()
+                .map(from_json)
+                .collect()
+        }
+    }
+
+    pub mod epochs {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(values: &[(usize, f64)], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(values.iter().map(|&(e, v)| (e, to_json(v))))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(usize, f64)>, D::Error> {
+            Vec::<(usize, Value)>::deserialize(d)?
+                .into_iter()
+                .map(|(e, v)| Ok((e, from_json(v)?)))
+                .collect()
+        }
+    }
 }
 
 /// Where and how extreme a series got: one row of the summary table.
@@ -173,5 +240,21 @@ mod tests {
         assert_eq!(s.best_epoch(), Some(3));
         assert_eq!(series(&[70.0, 80.0, 75.0], true).best_epoch(), Some(2));
         assert_eq!(series(&[f64::NAN], true).extremes(), None);
+    }
+
+    #[test]
+    fn non_finite_values_survive_a_json_round_trip() {
+        let mut s = series(&[0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY], false);
+        s.steps = vec![0.1, f64::NAN, 1e300];
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(!json.contains("null"), "{json}");
+        let back: Series = serde_json::from_str(&json).unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(back.values()[0], 0.5);
+        assert!(back.values()[1].is_nan());
+        assert_eq!(back.values()[2..], [f64::INFINITY, f64::NEG_INFINITY]);
+        assert_eq!(bits(&back.steps[..1]), bits(&[0.1]));
+        assert!(back.steps[1].is_nan());
+        assert!(serde_json::from_str::<Series>(&json.replace("\"inf\"", "\"lots\"")).is_err());
     }
 }

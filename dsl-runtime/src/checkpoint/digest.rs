@@ -31,9 +31,59 @@ impl Digest {
     }
 }
 
+/// The start of a state file, before its 16-digit hash.
+const SEALED_HEAD: &[u8] = b"{\"fnv1a\":\"";
+/// Between the hash and the state's JSON.
+const SEALED_MIDDLE: &[u8] = b"\",\"state\":";
+
+/// `json` (the state of a checkpoint) with its own hash in front, still one JSON object:
+/// `{"fnv1a":"<16 hex digits>","state":<json>}`. The records' digests live in the state, so
+/// this covers every byte a resume reads.
+pub(crate) fn seal(json: &[u8]) -> Vec<u8> {
+    let hash = format!("{:016x}", Digest::of(json).fnv1a);
+    [SEALED_HEAD, hash.as_bytes(), SEALED_MIDDLE, json, b"}"].concat()
+}
+
+/// The state's JSON inside a file [`seal`] wrote, if its hash matches; what is wrong otherwise.
+pub(crate) fn unseal(file: &[u8]) -> Result<&[u8], String> {
+    let rest = file
+        .strip_prefix(SEALED_HEAD)
+        .ok_or("it does not start with its hash")?;
+    let (hash, rest) = rest.split_at_checked(16).ok_or("it is cut short")?;
+    let json = rest
+        .strip_prefix(SEALED_MIDDLE)
+        .and_then(|rest| rest.strip_suffix(b"}"))
+        .ok_or("it is cut short or extended")?;
+    let expected = std::str::from_utf8(hash)
+        .ok()
+        .and_then(|hash| u64::from_str_radix(hash, 16).ok())
+        .ok_or("its hash is not 16 hexadecimal digits")?;
+    let actual = Digest::of(json).fnv1a;
+    if actual != expected {
+        return Err(format!(
+            "its content hashes to {actual:016x}, but the file says {expected:016x}"
+        ));
+    }
+    Ok(json)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Digest;
+    use super::{Digest, seal, unseal};
+
+    #[test]
+    fn a_sealed_state_opens_only_unchanged() {
+        let json = br#"{"epoch":3}"#;
+        let sealed = seal(json);
+        assert!(serde_json::from_slice::<serde_json::Value>(&sealed).is_ok());
+        assert_eq!(unseal(&sealed).unwrap(), json);
+        let mut edited = sealed.clone();
+        let at = edited.len() - 3;
+        edited[at] = b'4';
+        assert!(unseal(&edited).unwrap_err().contains("hashes to"));
+        assert!(unseal(&sealed[..sealed.len() - 1]).is_err());
+        assert!(unseal(json).is_err());
+    }
 
     #[test]
     fn one_flipped_bit_changes_the_digest() {

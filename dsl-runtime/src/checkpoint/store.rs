@@ -19,7 +19,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::digest::Digest;
+use super::digest::{Digest, seal, unseal};
 use crate::history::History;
 use crate::output::atomic::write_atomic;
 
@@ -217,11 +217,12 @@ impl CheckpointDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.io(&state_path)(e)),
         };
-        let state: SavedState =
-            serde_json::from_slice(&state_bytes).map_err(|e| CheckpointError::Damaged {
-                file: state_path.clone(),
-                reason: e.to_string(),
-            })?;
+        let damaged = |reason: String| CheckpointError::Damaged {
+            file: state_path.clone(),
+            reason,
+        };
+        let json = unseal(&state_bytes).map_err(damaged)?;
+        let state: SavedState = serde_json::from_slice(json).map_err(|e| damaged(e.to_string()))?;
         Ok(Some((state_path, state)))
     }
 
@@ -444,10 +445,12 @@ impl Writer {
             .iter()
             .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
             .collect();
-        let state = serde_json::to_vec_pretty(&state).map_err(|e| CheckpointError::Damaged {
-            file: PathBuf::from(slot.state_name()),
-            reason: format!("cannot serialize: {e}"),
-        })?;
+        let state = serde_json::to_vec_pretty(&state)
+            .map(|json| seal(&json))
+            .map_err(|e| CheckpointError::Damaged {
+                file: PathBuf::from(slot.state_name()),
+                reason: format!("cannot serialize: {e}"),
+            })?;
         self.submit(Job::Write {
             slot,
             records,

@@ -3,6 +3,7 @@
 mod clip;
 mod early_stop;
 pub(crate) mod epoch;
+mod finite;
 mod interrupt;
 mod resume;
 mod run;

@@ -6,10 +6,11 @@ use burn::train::LearnerModel;
 
 use super::early_stop::Plateau;
 use super::epoch::{self, EpochEnd, EpochSink, TrainState};
+use super::finite::non_finite_weights;
 use super::saving::Saving;
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
 use crate::checkpoint::Within;
-use crate::history::History;
+use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
@@ -78,6 +79,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 &series.train,
                 &mut sink,
             )?;
+            check_weights(&self.state.model, epoch)?;
             if let EpochEnd::Interrupted { batches, step } = trained {
                 return Err(self.interrupted(epoch, batches, step, train_metrics));
             }
@@ -203,4 +205,17 @@ impl<M: LearnerModel> Run<'_, M> {
             run_dir: path,
         })
     }
+}
+
+/// Stops a run whose weights diverged before anything is validated or checkpointed.
+fn check_weights<M: LearnerModel>(model: &M, epoch: usize) -> Result<(), FitError> {
+    let count = non_finite_weights(model).map_err(|source| FitError::Metric {
+        split: Split::Train,
+        metric: "weights".to_owned(),
+        source,
+    })?;
+    if count > 0 {
+        return Err(FitError::NonFiniteWeights { epoch, count });
+    }
+    Ok(())
 }

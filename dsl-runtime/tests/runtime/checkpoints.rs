@@ -107,6 +107,40 @@ fn a_damaged_newest_checkpoint_falls_back_to_the_previous_epoch() {
 }
 
 #[test]
+fn a_damaged_state_file_is_reported_and_latest_falls_back_past_it() {
+    let whole = tempfile::tempdir().unwrap();
+    let reference = run(whole.path(), 3, 3, None).unwrap();
+    for damage in ["flip", "truncate"] {
+        let dir = tempfile::tempdir().unwrap();
+        run(dir.path(), 3, 2, None).unwrap();
+        let state_2 = dir.path().join("ckpt/run-1/checkpoint/state-2.json");
+        let mut bytes = std::fs::read(&state_2).unwrap();
+        match damage {
+            // A digit of the epoch's history: still valid JSON, so only the hash can tell.
+            "flip" => {
+                let at = bytes.iter().rposition(u8::is_ascii_digit).unwrap();
+                bytes[at] = if bytes[at] == b'1' { b'2' } else { b'1' };
+            }
+            _ => bytes.truncate(bytes.len() / 2),
+        }
+        std::fs::write(&state_2, bytes).unwrap();
+        let err = run(dir.path(), 3, 3, Some(Resume::Epoch(2))).err().unwrap();
+        assert!(
+            err.to_string().contains("state-2.json is damaged"),
+            "{damage}: {err}"
+        );
+        // `latest` resumes after epoch 1 and reaches the uninterrupted result.
+        let resumed = run(dir.path(), 3, 3, Some(Resume::Latest)).unwrap();
+        assert_eq!(
+            resumed.model.mlp.weights(),
+            reference.model.mlp.weights(),
+            "{damage}"
+        );
+        assert_eq!(csv(dir.path()), csv(whole.path()), "{damage}");
+    }
+}
+
+#[test]
 fn a_flipped_byte_is_detected() {
     let dir = tempfile::tempdir().unwrap();
     run(dir.path(), 3, 2, None).unwrap();
@@ -171,6 +205,52 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
     checkpoints
         .load(newest)
         .expect("the last good checkpoint loads");
+}
+
+#[test]
+fn a_diverging_run_that_records_no_training_loss_stops_at_the_end_of_the_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    // As above, with only validation metrics: no per-step loss is read, so the check at the
+    // end of each epoch is what stops the run.
+    let schedule = StepLrSchedulerConfig::new(0.1, 6)
+        .with_gamma(1e6)
+        .init()
+        .unwrap();
+    let err = Fit::new(classifier(), SgdConfig::new().init(), schedule)
+        .options(FitOptions {
+            shuffle: None,
+            ..options(dir.path(), 10, None)
+        })
+        .valid_metric(metric::loss())
+        .valid_metric(metric::accuracy())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .err()
+        .expect("diverges");
+    let FitError::NonFiniteWeights { epoch, count } = err else {
+        panic!("{err}");
+    };
+    assert!(epoch >= 2 && count > 0, "epoch {epoch}, {count} weights");
+    let checkpoints = CheckpointDir::new(&dir.path().join("ckpt/run-1"));
+    let newest = *checkpoints.epochs().unwrap().last().unwrap();
+    assert_eq!(newest, epoch - 1, "the diverged epoch was checkpointed");
+    let loaded = checkpoints
+        .load(newest)
+        .expect("the last good checkpoint loads");
+    // Whatever the validation loss reached on the way (it may be infinite), the state file
+    // holding it reads back.
+    assert_eq!(
+        loaded
+            .state
+            .history
+            .get(Split::Valid, "loss")
+            .unwrap()
+            .epochs
+            .len(),
+        newest
+    );
 }
 
 #[test]
