@@ -137,7 +137,7 @@ where
         0,
     )
     .map_err(FitError::Workers)?;
-    infer(&model, loader.epoch(1, None), 1, &mut metrics)?;
+    infer(&model, loader.epoch(1, None), 1, &mut metrics, false)?;
     let values = metrics
         .iter_mut()
         .map(|m| {

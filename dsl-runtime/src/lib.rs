@@ -84,6 +84,7 @@ mod error;
 pub mod evaluate;
 pub mod fit;
 pub mod history;
+mod interrupt;
 pub mod metric;
 mod options;
 pub mod output;

@@ -17,6 +17,7 @@ use burn::data::dataset::{Dataset, DatasetError};
 use burn::tensor::Device;
 
 use super::order::epoch_batches;
+use crate::interrupt;
 
 /// Batches each worker may have built ahead of the training thread.
 const PREFETCH_PER_WORKER: usize = 2;
@@ -33,6 +34,9 @@ pub enum DataError {
     /// A worker thread stopped without answering (it can only have panicked outside the batcher).
     #[error("a data loader worker thread stopped unexpectedly")]
     WorkerLost,
+    /// Ctrl-C or SIGTERM arrived while waiting for a batch.
+    #[error("interrupted while waiting for a batch")]
+    Interrupted,
 }
 
 /// What a worker needs to turn a list of indices into a batch.
@@ -67,7 +71,10 @@ impl<B> Drop for Worker<B> {
     fn drop(&mut self) {
         // Closing the job channel ends the worker's loop.
         self.jobs.take();
-        if let Some(thread) = self.thread.take() {
+        // A worker stalled in the batcher of an interrupted run is left to the process's end.
+        if let Some(thread) = self.thread.take()
+            && !interrupt::raised()
+        {
             let _ = thread.join();
         }
     }
@@ -96,6 +103,12 @@ where
         shuffle: Option<u64>,
         workers: usize,
     ) -> std::io::Result<Self> {
+        if batch_size == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the {name} loader needs a batch size of at least 1"),
+            ));
+        }
         let source = Arc::new(Source {
             dataset,
             batcher,
@@ -232,10 +245,11 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
                 .source
                 .build(std::mem::take(&mut self.plan[index]))
         } else {
-            let result = workers[index % workers.len()]
-                .results
-                .recv()
-                .unwrap_or(Err(DataError::WorkerLost));
+            let result = match receive(&workers[index % workers.len()].results) {
+                Some(result) => result,
+                // The batch stays with its worker: the run is stopping.
+                None => return Some(Err(DataError::Interrupted)),
+            };
             if self.submitted < self.plan.len() {
                 self.submit_next();
             }
@@ -247,11 +261,107 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
     }
 }
 
+/// The next result of a worker, waiting in short slices so that Ctrl-C/SIGTERM is noticed
+/// even when a batcher stalls; `None` once it arrived.
+fn receive<B>(results: &Receiver<Result<B, DataError>>) -> Option<Result<B, DataError>> {
+    loop {
+        match results.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(result) => return Some(result),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Some(Err(DataError::WorkerLost)),
+            Err(mpsc::RecvTimeoutError::Timeout) if interrupt::raised() => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 impl<I, B> Drop for EpochBatches<'_, I, B> {
     fn drop(&mut self) {
+        // An interrupted run does not wait for batches a stalled worker may never finish.
+        if interrupt::raised() {
+            return;
+        }
         let workers = &self.loader.workers;
         for index in self.received..self.submitted {
             let _ = workers[index % workers.len()].results.recv();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use burn::data::dataloader::batcher::Batcher;
+    use burn::data::dataset::InMemDataset;
+    use burn::tensor::Device;
+
+    use super::{DataError, Loader};
+    use crate::interrupt::{Interrupt, SIGNAL_TESTS};
+
+    /// A batcher that stalls, as one reading from a hung network disk would.
+    struct Stalled;
+
+    impl Batcher<u8, u8> for Stalled {
+        fn batch(&self, _items: Vec<u8>, _device: &Device) -> u8 {
+            std::thread::sleep(Duration::from_secs(3));
+            0
+        }
+    }
+
+    #[test]
+    fn a_batch_size_of_zero_is_an_error_not_a_panic() {
+        let dataset = std::sync::Arc::new(InMemDataset::new(vec![1u8; 4]));
+        let err = Loader::new(
+            "train",
+            dataset,
+            std::sync::Arc::new(Stalled),
+            Device::flex(),
+            0,
+            None,
+            0,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string().contains("batch size of at least 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ctrl_c_is_noticed_while_a_worker_stalls() {
+        let _serial = SIGNAL_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let held = Interrupt::install().unwrap();
+        let dataset = std::sync::Arc::new(InMemDataset::new(vec![1u8; 4]));
+        let loader = Loader::new(
+            "train",
+            dataset,
+            std::sync::Arc::new(Stalled),
+            Device::flex(),
+            2,
+            None,
+            1,
+        )
+        .unwrap();
+        let started = Instant::now();
+        let mut batches = loader.epoch(1, None);
+        std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            // SAFETY: SIGINT goes to this process, which holds the run's handler.
+            unsafe { libc::raise(libc::SIGINT) };
+        });
+        let next = batches.next();
+        assert!(
+            matches!(next, Some(Err(DataError::Interrupted))),
+            "{next:?}"
+        );
+        drop(batches);
+        drop(loader);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "waited {:?} for a stalled worker",
+            started.elapsed()
+        );
+        drop(held);
     }
 }

@@ -5,15 +5,12 @@ use burn::optim::{GradientsAccumulator, ModuleOptimizer};
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
 use super::clip::clip_global_norm;
-use super::interrupt::Interrupt;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
-use crate::data::{EpochBatches, Loader};
+use crate::data::{DataError, EpochBatches, Loader};
 use crate::history::{History, Split};
+use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
@@ -61,11 +58,14 @@ impl EpochSink<'_> {
 
 /// How a training epoch ended, when no error stopped it.
 pub(super) enum EpochEnd {
-    /// Every batch was trained and the metrics reduced.
-    Completed,
+    /// Every batch was trained and the metrics reduced; the last was global step `step`.
+    Completed { step: usize },
     /// Ctrl-C or SIGTERM: stopped after `batches` batches of the epoch, the last being global
     /// step `step`, with no gradient left waiting to be applied.
     Interrupted { batches: usize, step: usize },
+    /// Ctrl-C or SIGTERM while a batch was awaited with gradients still being accumulated:
+    /// the run stops after global step `step` and continues from its last checkpoint.
+    Abandoned { step: usize },
 }
 
 /// The model and what moves it: the optimizer and the learning-rate schedule.
@@ -79,8 +79,9 @@ pub(super) struct TrainState<M> {
     grad_accumulation: Option<usize>,
     /// Maximum global gradient norm, when clipping by norm.
     clip_norm: Option<f64>,
-    /// Raised by Ctrl-C/SIGTERM; polled after every step.
-    interrupt: Option<Arc<AtomicBool>>,
+    /// Whether this run holds the Ctrl-C/SIGTERM handler; the flag is then polled after
+    /// every step.
+    pub interruptible: bool,
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -90,7 +91,7 @@ impl<M: LearnerModel> TrainState<M> {
         lr_scheduler: ModuleLrScheduler,
         grad_accumulation: Option<usize>,
         clip_norm: Option<f64>,
-        interrupt: Option<Arc<AtomicBool>>,
+        interruptible: bool,
     ) -> Self {
         Self {
             model,
@@ -99,7 +100,7 @@ impl<M: LearnerModel> TrainState<M> {
             lr: 0.0.into(),
             grad_accumulation,
             clip_norm,
-            interrupt,
+            interruptible,
         }
     }
 
@@ -129,12 +130,24 @@ impl<M: LearnerModel> TrainState<M> {
         while let Some(batch) = batches.next() {
             index += 1;
             let step = steps_before + index;
-            let batch = batch.map_err(|source| FitError::Data {
-                split: Split::Train,
-                epoch,
-                batch: index,
-                source,
-            })?;
+            let batch = match batch {
+                Ok(batch) => batch,
+                Err(DataError::Interrupted) if accumulated == 0 => {
+                    return Ok(EpochEnd::Interrupted {
+                        batches: index - 1,
+                        step: step - 1,
+                    });
+                }
+                Err(DataError::Interrupted) => return Ok(EpochEnd::Abandoned { step: step - 1 }),
+                Err(source) => {
+                    return Err(FitError::Data {
+                        split: Split::Train,
+                        epoch,
+                        batch: index,
+                        source,
+                    });
+                }
+            };
 
             let output = TrainStep::step(&self.model, batch);
             let grads = match self.grad_accumulation {
@@ -193,7 +206,7 @@ impl<M: LearnerModel> TrainState<M> {
             }
             ctx.progress.step(step_loss);
             // Only between optimizer steps: accumulated gradients are not part of a checkpoint.
-            if accumulated == 0 && self.interrupt.as_deref().is_some_and(Interrupt::raised) {
+            if accumulated == 0 && self.interruptible && interrupt::raised() {
                 return Ok(EpochEnd::Interrupted {
                     batches: index,
                     step,
@@ -201,42 +214,53 @@ impl<M: LearnerModel> TrainState<M> {
             }
         }
         ctx.finish(Split::Train, metrics, series)?;
-        Ok(EpochEnd::Completed)
+        Ok(EpochEnd::Completed {
+            step: steps_before + index,
+        })
     }
 }
 
 /// One pass over the validation split with the model in inference mode, on the non-autodiff
-/// device: no graph is recorded.
+/// device: no graph is recorded. `false` when Ctrl-C/SIGTERM stopped it (`interruptible`).
 pub(super) fn valid_epoch<M, I>(
     model: &M,
     loader: &Loader<I, <M as InferenceStep>::Input>,
     metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
     series: &[usize],
     ctx: &mut EpochSink<'_>,
-) -> Result<(), FitError>
+    interruptible: bool,
+) -> Result<bool, FitError>
 where
     M: LearnerModel,
     I: Clone + Send + Sync + 'static,
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
-    infer(&model.valid(), batches, ctx.epoch, metrics)?;
-    ctx.finish(Split::Valid, metrics, series)
+    if !infer(&model.valid(), batches, ctx.epoch, metrics, interruptible)? {
+        return Ok(false);
+    }
+    ctx.finish(Split::Valid, metrics, series)?;
+    Ok(true)
 }
 
 /// Runs `model` (already in inference mode) over `batches`, feeding every metric: the shared
-/// body of a validation epoch and of evaluating a test set.
+/// body of a validation epoch and of evaluating a test set. `false` when a run holding the
+/// Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last batch.
 pub(crate) fn infer<M, I>(
     model: &M,
     mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
     epoch: usize,
     metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
-) -> Result<(), FitError>
+    interruptible: bool,
+) -> Result<bool, FitError>
 where
     M: InferenceStep,
 {
     let mut index = 0;
     while let Some(batch) = batches.next() {
         index += 1;
+        if interruptible && interrupt::raised() {
+            return Ok(false);
+        }
         let batch = batch.map_err(|source| FitError::Data {
             split: Split::Valid,
             epoch,
@@ -253,7 +277,7 @@ where
             update(Split::Valid, metric.as_mut(), &item, &metadata)?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Feeds one step output to one metric, naming the metric if its tensors cannot be read.

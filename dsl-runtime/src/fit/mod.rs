@@ -4,7 +4,6 @@ mod clip;
 mod early_stop;
 pub(crate) mod epoch;
 mod finite;
-mod interrupt;
 mod resume;
 mod run;
 mod saving;
@@ -26,13 +25,13 @@ use crate::{FitError, FitOptions};
 use crate::checkpoint::{CheckpointDir, Policy};
 use crate::data::Loader;
 use crate::history::{History, Split};
+use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
 use crate::spec::GradClip;
 use early_stop::Plateau;
 use epoch::TrainState;
-use interrupt::Interrupt;
 use run::Run;
 use saving::Saving;
 
@@ -284,7 +283,7 @@ impl<M: LearnerModel> Fit<M> {
             start.lr_scheduler,
             options.grad_accumulation,
             clip_norm,
-            interrupt.as_ref().map(Interrupt::flag),
+            interrupt.is_some(),
         );
         let mut run = Run {
             options: &options,

@@ -80,16 +80,24 @@ impl<M: LearnerModel> Run<'_, M> {
                 &mut sink,
             )?;
             check_weights(&self.state.model, epoch)?;
-            if let EpochEnd::Interrupted { batches, step } = trained {
-                return Err(self.interrupted(epoch, batches, step, train_metrics));
-            }
-            epoch::valid_epoch(
+            let step = match trained {
+                EpochEnd::Completed { step } => step,
+                EpochEnd::Interrupted { batches, step } => {
+                    return Err(self.interrupted(epoch, batches, step, train_metrics));
+                }
+                EpochEnd::Abandoned { step } => return Err(self.abandoned(epoch, step)),
+            };
+            let validated = epoch::valid_epoch(
                 &self.state.model,
                 &loaders.valid,
                 valid_metrics,
                 &series.valid,
                 &mut sink,
+                self.state.interruptible,
             )?;
+            if !validated {
+                return Err(self.abandoned(epoch, step));
+            }
             self.flush()?;
             self.progress.epoch_end(|| {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
@@ -153,6 +161,26 @@ impl<M: LearnerModel> Run<'_, M> {
             epoch,
             step,
             saved_here,
+            checkpoint: newest,
+        }
+    }
+
+    /// Ends a run stopped by Ctrl-C/SIGTERM where no checkpoint can be taken (while validating,
+    /// or with gradients half accumulated): the next run continues from the last checkpoint.
+    fn abandoned(&mut self, epoch: usize, step: usize) -> FitError {
+        if let Err(err) = self.flush() {
+            return err;
+        }
+        let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
+        if let Some(saving) = self.saving.take()
+            && let Err(err) = saving.writer.finish()
+        {
+            return err.into();
+        }
+        FitError::Interrupted {
+            epoch,
+            step,
+            saved_here: false,
             checkpoint: newest,
         }
     }

@@ -210,8 +210,10 @@ fn sigterm_then_resume(flags: &[&str]) {
     assert!(stderr.contains("saved at this step"), "{stderr}");
     let inside = run_dir(dir.path()).join("checkpoint/state-interrupted.json");
     assert!(inside.exists(), "no checkpoint inside the epoch");
-    let saved: serde_json::Value =
+    // The state file is sealed with its hash: `{"fnv1a": .., "state": {..}}`.
+    let sealed: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&inside).unwrap()).unwrap();
+    let saved = &sealed["state"];
     let (done, step) = (
         saved["epoch"].as_u64().unwrap() as usize,
         saved["within"]["step"].as_u64().unwrap(),
