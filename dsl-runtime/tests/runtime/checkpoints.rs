@@ -34,6 +34,21 @@ fn run(
     epochs: usize,
     resume: Option<Resume>,
 ) -> Result<FitReport<Classifier>, FitError> {
+    run_counting(dir, outputs, epochs, resume, CountingBatcher::default())
+}
+
+/// Batches per epoch: 96 training samples and 24 validation samples in batches of 16.
+const TRAIN_BATCHES: usize = 6;
+const VALID_BATCHES: usize = 2;
+
+/// [`run`] with a batcher that counts what this call built.
+fn run_counting(
+    dir: &Path,
+    outputs: usize,
+    epochs: usize,
+    resume: Option<Resume>,
+    batcher: CountingBatcher,
+) -> Result<FitReport<Classifier>, FitError> {
     Fit::new(
         Classifier {
             mlp: Mlp::new(outputs, &device()),
@@ -47,7 +62,7 @@ fn run(
     .valid_metric(metric::accuracy())
     .run(
         &device(),
-        Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        Data::new(samples(0..96), samples(96..120), batcher),
     )
 }
 
@@ -62,7 +77,10 @@ fn a_run_resumed_after_epoch_3_equals_an_uninterrupted_run_bit_for_bit() {
 
     let parts = tempfile::tempdir().unwrap();
     run(parts.path(), 3, 3, None).unwrap();
-    let resumed = run(parts.path(), 3, 5, Some(Resume::Latest)).unwrap();
+    let counting = CountingBatcher::default();
+    let resumed = run_counting(parts.path(), 3, 5, Some(Resume::Latest), counting.clone()).unwrap();
+    // It continued after epoch 3: only epochs 4 and 5 were trained and validated.
+    assert_eq!(counting.count(), 2 * (TRAIN_BATCHES + VALID_BATCHES));
 
     assert_eq!(resumed.model.mlp.weights(), reference.model.mlp.weights());
     assert_bit_identical(
@@ -100,8 +118,11 @@ fn a_damaged_newest_checkpoint_falls_back_to_the_previous_epoch() {
     let err = run(dir.path(), 3, 4, Some(Resume::Epoch(3))).err().unwrap();
     let text = err.to_string();
     assert!(text.contains("model-3.bpk is damaged"), "{text}");
-    // `latest` skips it and resumes after epoch 2, reaching the same result.
-    let resumed = run(dir.path(), 3, 4, Some(Resume::Latest)).unwrap();
+    // `latest` skips it and resumes after epoch 2 (epochs 3 and 4 are trained), reaching the
+    // same result.
+    let counting = CountingBatcher::default();
+    let resumed = run_counting(dir.path(), 3, 4, Some(Resume::Latest), counting.clone()).unwrap();
+    assert_eq!(counting.count(), 2 * (TRAIN_BATCHES + VALID_BATCHES));
     assert_eq!(resumed.model.mlp.weights(), reference.model.mlp.weights());
     assert_eq!(csv(dir.path()), csv(whole.path()));
 }
@@ -129,8 +150,16 @@ fn a_damaged_state_file_is_reported_and_latest_falls_back_past_it() {
             err.to_string().contains("state-2.json is damaged"),
             "{damage}: {err}"
         );
-        // `latest` resumes after epoch 1 and reaches the uninterrupted result.
-        let resumed = run(dir.path(), 3, 3, Some(Resume::Latest)).unwrap();
+        // `latest` resumes after epoch 1 (epochs 2 and 3 are trained) and reaches the
+        // uninterrupted result.
+        let counting = CountingBatcher::default();
+        let resumed =
+            run_counting(dir.path(), 3, 3, Some(Resume::Latest), counting.clone()).unwrap();
+        assert_eq!(
+            counting.count(),
+            2 * (TRAIN_BATCHES + VALID_BATCHES),
+            "{damage}"
+        );
         assert_eq!(
             resumed.model.mlp.weights(),
             reference.model.mlp.weights(),

@@ -304,3 +304,76 @@ fn resuming_with_other_settings_is_refused_unless_asked_for_and_then_recorded() 
     );
     assert_eq!(config["resume_changed"], true);
 }
+
+/// Runs with `args` under a file-size limit of `bytes` (a full disk as the process sees it:
+/// writes past the limit fail with EFBIG; SIGXFSZ is ignored so they fail instead of killing).
+fn run_with_file_limit(bytes: u64, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(BIN);
+    command.args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.output().expect("the example runs")
+}
+
+#[test]
+fn a_full_disk_fails_cleanly_and_loses_no_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    // Epoch 3's state file (about 3.2 kB) no longer fits; everything before it does.
+    let out = run_with_file_limit(2900, &["--artifacts", artifacts]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("File too large") && stderr(&out).contains("state-3.json"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // Nothing half-written is visible: every checkpoint there loads, and epoch 2 is the newest.
+    let checkpoints =
+        dsl_runtime::checkpoint::CheckpointDir::new(&dir.path().join("three_class/run-1"));
+    assert_eq!(checkpoints.epochs().unwrap(), [1, 2]);
+    for epoch in [1, 2] {
+        checkpoints.load(epoch).expect("an intact checkpoint");
+    }
+    // With space again, the run resumes after epoch 2.
+    let out = run(&["--resume", "latest", "--artifacts", artifacts]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("resuming after epoch 2"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_unwritable_artifacts_folder_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let out = run(&["--artifacts", blocker.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot write the run directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("epoch 1/"),
+        "it trained: {}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"a file");
+}

@@ -190,3 +190,23 @@ pub fn assert_bit_identical(fit: &[f32], hand: &[f32]) {
         table.join("\n")
     );
 }
+
+/// The seed batcher, counting the batches it builds: what a resumed run trained, to prove it
+/// did not start over.
+#[derive(Clone, Default)]
+pub struct CountingBatcher {
+    pub built: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl CountingBatcher {
+    pub fn count(&self) -> usize {
+        self.built.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl burn::data::dataloader::batcher::Batcher<seed::Sample, seed::Batch> for CountingBatcher {
+    fn batch(&self, items: Vec<seed::Sample>, device: &Device) -> seed::Batch {
+        self.built.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        seed::SampleBatcher.batch(items, device)
+    }
+}
