@@ -85,7 +85,7 @@ fn direction<Me: Metric>(metric: &Me) -> Direction {
 }
 
 /// `best(split.metric)` as Burn's `MetricCheckpointingStrategy`, its direction from the metric.
-pub fn best<Me: Metric>(metric: &Me, split: Split) -> MetricCheckpointingStrategy {
+fn best<Me: Metric>(metric: &Me, split: Split) -> MetricCheckpointingStrategy {
     MetricCheckpointingStrategy::new(
         metric,
         Aggregate::Mean,
@@ -95,18 +95,18 @@ pub fn best<Me: Metric>(metric: &Me, split: Split) -> MetricCheckpointingStrateg
 }
 
 /// `keep_last(n)` as Burn's `KeepLastNCheckpoints`.
-pub fn keep_last(n: usize) -> KeepLastNCheckpoints {
+fn keep_last(n: usize) -> KeepLastNCheckpoints {
     KeepLastNCheckpoints::new(n)
 }
 
 /// `every(k)`: keeps every epoch divisible by `k` and the newest. Burn has no such strategy.
-pub struct EveryK {
+struct EveryK {
     k: usize,
     last: Option<usize>,
 }
 
 /// `every(k)` for Burn's checkpointer.
-pub fn every(k: usize) -> EveryK {
+fn every(k: usize) -> EveryK {
     EveryK { k, last: None }
 }
 
@@ -123,11 +123,7 @@ impl CheckpointingStrategy for EveryK {
 }
 
 /// `patience(n, split.metric)` as Burn's `MetricEarlyStoppingStrategy`.
-pub fn patience<Me: Metric>(
-    metric: &Me,
-    split: Split,
-    epochs: usize,
-) -> MetricEarlyStoppingStrategy {
+fn patience<Me: Metric>(metric: &Me, split: Split, epochs: usize) -> MetricEarlyStoppingStrategy {
     MetricEarlyStoppingStrategy::new(
         metric,
         Aggregate::Mean,
@@ -137,19 +133,15 @@ pub fn patience<Me: Metric>(
     )
 }
 
-/// Starts a composed checkpointing strategy (Burn's rule: an epoch is deleted once no policy
-/// keeps it).
-pub fn policies() -> burn::train::checkpoint::ComposedCheckpointingStrategyBuilder {
-    ComposedCheckpointingStrategy::builder()
-}
-
 /// `n` devices of the kind of `device`. On the CPU backend these are `n` handles of the one
 /// `Flex` device, each trained on its share of every batch.
 pub fn devices(device: &Device, n: usize) -> Vec<Device> {
     vec![device.clone(); n.max(1)]
 }
 
-/// A metric the run records and how Burn names its log file.
+/// A metric the run records: how Burn names its log file, and how to watch it with Burn's
+/// strategies, so `best(..)` and `patience(..)` come from the run's options (`--set`,
+/// `--config`) like on our loop, not from the macro's tokens.
 pub struct Recorded {
     /// Split of the metric.
     pub split: Split,
@@ -159,18 +151,57 @@ pub struct Recorded {
     pub burn_name: String,
     /// Whether larger values are better.
     pub higher_is_better: bool,
+    best: Box<dyn Fn() -> MetricCheckpointingStrategy>,
+    patience: Box<dyn Fn(usize) -> MetricEarlyStoppingStrategy>,
 }
 
 impl Recorded {
     /// Describes `metric` recorded on `split` under `key`.
-    pub fn new<Me: Metric>(split: Split, key: &str, metric: &Me) -> Self {
+    pub fn new<Me: Metric + 'static>(split: Split, key: &str, metric: Me) -> Self {
+        let for_patience = metric.clone();
         Self {
             split,
             key: key.to_owned(),
             burn_name: metric.name().to_string(),
-            higher_is_better: matches!(direction(metric), Direction::Highest),
+            higher_is_better: matches!(direction(&metric), Direction::Highest),
+            best: Box::new(move || best(&metric, split)),
+            patience: Box::new(move |n| patience(&for_patience, split, n)),
         }
     }
+}
+
+/// The recorded metric `split.key`, which `FitOptions::validate`'s caller has checked exists.
+fn watched<'a>(
+    recorded: &'a [Recorded],
+    split: Split,
+    key: &str,
+) -> Result<&'a Recorded, FitError> {
+    recorded
+        .iter()
+        .find(|r| r.split == split && r.key == key)
+        .ok_or_else(|| FitError::InvalidOption {
+            option: "checkpoint",
+            message: format!("watches {split}.{key}, which is not recorded: add it to the metrics"),
+        })
+}
+
+/// The run's checkpoint policies as Burn's composed strategy.
+fn checkpointing(
+    policies: &[crate::checkpoint::Policy],
+    recorded: &[Recorded],
+) -> Result<ComposedCheckpointingStrategy, FitError> {
+    use crate::checkpoint::Policy;
+    let mut builder = ComposedCheckpointingStrategy::builder();
+    for policy in policies {
+        builder = match policy {
+            Policy::KeepLast { n } => builder.add(keep_last(*n)),
+            Policy::Every { k } => builder.add(every(*k)),
+            Policy::Best { split, metric } => {
+                builder.add((watched(recorded, *split, metric)?.best)())
+            }
+        };
+    }
+    Ok(builder.build())
 }
 
 /// Runs an experiment with Burn's `SupervisedTraining` on `devices` with `strategy`.
@@ -263,11 +294,55 @@ where
         ));
     }
 
-    let run_dir = options.resolve_run_dir()?;
+    // Burn's Learner always writes its logs and checkpoints to a folder: a run that should
+    // leave nothing (`--fast-dev-run`) gets a temporary one, removed at the end.
+    let run_dir = if options.write_files {
+        options.resolve_run_dir()?
+    } else {
+        std::env::temp_dir().join(format!("dsl-burn-{}-{}", std::process::id(), options.name))
+    };
     std::fs::create_dir_all(&run_dir).map_err(|source| FitError::RunDir {
         path: run_dir.clone(),
         source,
     })?;
+    let report = launch(
+        model,
+        (optimizer, lr_scheduler),
+        &options,
+        execution,
+        data,
+        register,
+        &recorded,
+        &run_dir,
+    );
+    if !options.write_files {
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
+    report
+}
+
+/// Hands the run to Burn's `SupervisedTraining` in `run_dir` and reads its metrics back.
+#[allow(clippy::too_many_arguments)]
+fn launch<M, I, B>(
+    model: M,
+    (optimizer, lr_scheduler): (ModuleOptimizer, ModuleLrScheduler),
+    options: &FitOptions,
+    execution: ExecutionStrategy,
+    data: Data<I, B>,
+    register: impl FnOnce(SupervisedTraining<M>) -> SupervisedTraining<M>,
+    recorded: &[Recorded],
+    run_dir: &Path,
+) -> Result<FitReport<M>, FitError>
+where
+    M: LearnerModel,
+    I: Clone + Send + Sync + std::fmt::Debug + 'static,
+    <M as TrainStep>::Input: Clone + std::fmt::Debug,
+    <M as InferenceStep>::Input: Clone + std::fmt::Debug,
+    B: Batcher<I, <M as TrainStep>::Input>
+        + Batcher<I, <M as InferenceStep>::Input>
+        + Clone
+        + 'static,
+{
     let Data {
         train,
         valid,
@@ -282,16 +357,31 @@ where
         train_loader = train_loader.num_workers(options.workers);
         valid_loader = valid_loader.num_workers(options.workers);
     }
-    let mut training = SupervisedTraining::new(
-        &run_dir,
-        train_loader.build(train),
-        valid_loader.build(valid),
-    )
-    .num_epochs(options.epochs)
-    .with_training_strategy(execution.into());
+    // `limit_*_batches`: the first `n` batches' worth of items, taken before Burn shuffles.
+    let limit = |n: Option<usize>, items: usize| n.map(|n| (n * options.batch_size).min(items));
+    let mut train_loader = train_loader.build(train);
+    if let Some(end) = limit(options.limit_train_batches, train_loader.num_items()) {
+        train_loader = train_loader.slice(0, end);
+    }
+    let mut valid_loader = valid_loader.build(valid);
+    if let Some(end) = limit(options.limit_valid_batches, valid_loader.num_items()) {
+        valid_loader = valid_loader.slice(0, end);
+    }
+    let mut training = SupervisedTraining::new(run_dir, train_loader, valid_loader)
+        .num_epochs(options.epochs)
+        .with_training_strategy(execution.into())
+        // Burn's default installs a global tracing subscriber and a panic hook that outlive the
+        // run; the process keeps its own.
+        .with_application_logger(None);
     training = register(training);
-    if options.checkpoint.is_some() {
-        training = training.with_default_checkpointers();
+    if let Some(policies) = &options.checkpoint {
+        training = training
+            .with_default_checkpointers()
+            .with_checkpointing_strategy(checkpointing(policies, recorded)?);
+    }
+    if let Some(rule) = &options.early_stopping {
+        let watched = watched(recorded, rule.split, &rule.metric)?;
+        training = training.early_stopping((watched.patience)(rule.patience));
     }
     if let Some(n) = options.grad_accumulation {
         training = training.grads_accumulation(n);
@@ -316,7 +406,7 @@ where
     if let Some(error) = result.error {
         return Err(FitError::Engine(error));
     }
-    let history = read_history(&run_dir, &recorded);
+    let history = read_history(run_dir, recorded);
     let last_epoch = history
         .series()
         .iter()
@@ -329,7 +419,7 @@ where
         lr_scheduler,
         history,
         last_epoch,
-        run_dir,
+        run_dir: run_dir.to_owned(),
     })
 }
 

@@ -7,10 +7,12 @@ use quote::quote;
 use super::Locals;
 use super::metrics::{burn_metric, recorded};
 use super::values;
-use crate::ast::*;
+use crate::ast::Experiment;
 use crate::private::Rt;
 
-/// A statement that returns Burn's result when the config asks for Burn's engine.
+/// A statement that returns Burn's result when the config asks for Burn's engine. Only the
+/// typed metric registrations are generated; checkpointing and early stopping are built at run
+/// time from the run's options, as on our loop.
 pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
     if !exp.has_burn_engine() {
         return quote!();
@@ -38,39 +40,8 @@ pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStrea
         let metric = burn_metric(m);
         let split = values::split(m);
         let key = m.key();
-        quote!(#Rt::engine::Recorded::new(#split, #key, &#metric))
+        quote!(#Rt::engine::Recorded::new(#split, #key, #metric))
     });
-    let checkpointing = match values::policies(exp) {
-        Some(policies) => {
-            let adds = policies.iter().map(|p| match p {
-                Policy::KeepLast(n) => {
-                    let n = n.as_usize();
-                    quote!(.add(#Rt::engine::keep_last(#n)))
-                }
-                Policy::Every(k) => {
-                    let k = k.as_usize();
-                    quote!(.add(#Rt::engine::every(#k)))
-                }
-                Policy::Best(m) => {
-                    let metric = burn_metric(m);
-                    let split = values::split(m);
-                    quote!(.add(#Rt::engine::best(&#metric, #split)))
-                }
-                Policy::None(_) => unreachable!("`policies` drops `none`"),
-            });
-            quote!(let #training = #training.with_checkpointing_strategy(#Rt::engine::policies() #(#adds)* .build());)
-        }
-        None => quote!(),
-    };
-    let early = match &exp.early_stopping {
-        Some(rule) => {
-            let metric = burn_metric(&rule.metric);
-            let split = values::split(&rule.metric);
-            let n = rule.patience.as_usize();
-            quote!(let #training = #training.early_stopping(#Rt::engine::patience(&#metric, #split, #n));)
-        }
-        None => quote!(),
-    };
     quote! {
         if #Rt::engine::uses_burn(#config.engine, #config.strategy, #config.devices) {
             return #Rt::engine::fit_with_burn(
@@ -83,8 +54,6 @@ pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStrea
                 #sources.into_data(),
                 |#training| {
                     #(#registrations)*
-                    #checkpointing
-                    #early
                     #training
                 },
                 ::std::vec![#(#recorded),*],

@@ -38,6 +38,52 @@ fn quiet(o: &mut FitOptions) {
 }
 
 #[test]
+fn engine_burn_takes_its_settings_from_the_run_options_not_the_macro() {
+    let dir = tempfile::tempdir().unwrap();
+    // As `--set checkpoint=..` would: keep only the newest epoch, where the macro keeps two.
+    let config = OnBurnConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        checkpoint: Some(vec![dsl_runtime::checkpoint::Policy::KeepLast { n: 1 }]),
+        ..OnBurn::config()
+    };
+    let report = OnBurn::with_options(config.clone(), &device(), |o| {
+        o.quiet = true;
+        o.limit_train_batches = Some(2);
+    })
+    .unwrap();
+    let checkpoints = dir.path().join("on_burn/run-1/checkpoint");
+    assert!(checkpoints.join("model-3.bpk").exists());
+    assert!(
+        !checkpoints.join("model-2.bpk").exists(),
+        "the macro's keep_last(2) was used"
+    );
+    assert_eq!(
+        report.history.train_losses().len(),
+        3 * 2,
+        "two batches per epoch"
+    );
+
+    // A fast dev run leaves nothing behind, on Burn's engine too.
+    let empty = tempfile::tempdir().unwrap();
+    OnBurn::with_options(
+        OnBurnConfig {
+            artifacts: empty.path().to_string_lossy().into_owned(),
+            ..config
+        },
+        &device(),
+        |o| {
+            *o = std::mem::take(o).fast_dev_run();
+            o.quiet = true;
+        },
+    )
+    .unwrap();
+    assert!(
+        std::fs::read_dir(empty.path()).unwrap().next().is_none(),
+        "files were written"
+    );
+}
+
+#[test]
 fn engine_burn_on_one_device_is_bit_identical_to_our_loop() {
     let dir = tempfile::tempdir().unwrap();
     let config = OnBurnConfig {
