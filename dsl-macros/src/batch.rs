@@ -17,6 +17,7 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Type};
 
 use crate::errors::Errors;
+use crate::private::Rt;
 
 enum Kind {
     Float,
@@ -117,7 +118,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         };
     }
 
-    let rt = quote!(::dsl_runtime::__private::burn);
+    let rt = quote!(#Rt::burn);
     let batch_fields = parts.iter().map(|(ident, kind, span)| {
         let ty = match kind {
             Kind::Float => quote!(#rt::tensor::Tensor<1>),

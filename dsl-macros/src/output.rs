@@ -12,6 +12,7 @@ use quote::quote;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
 use crate::errors::Errors;
+use crate::private::Rt;
 
 const ROLES: [&str; 3] = ["loss", "logits", "targets"];
 
@@ -104,7 +105,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         return errors;
     }
     let (loss, _) = loss.expect("checked");
-    let rt = quote!(::dsl_runtime::__private);
+    let rt = Rt;
     let metric = quote!(#rt::burn::train::metric);
     let marked: Vec<&Ident> = [
         Some(&loss),

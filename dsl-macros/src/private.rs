@@ -3,7 +3,8 @@
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 
-/// `::dsl_runtime::__private`, written once.
+/// `::dsl_runtime::__private`, written once (serde's `crate = ".."` attribute, which takes a
+/// string, is the one other place: `expand/config.rs`).
 #[derive(Clone, Copy)]
 pub struct Rt;
 

@@ -24,9 +24,14 @@
 //! `examples/classification`, `examples/regression`. Invoke `training!` at module level.
 //!
 //! `ThreeClass::cli()` is a complete `main`: `--epochs`, `--lr`, `--batch-size`, `--seed`,
-//! `--workers`, `--artifacts DIR`, `--resume latest|N`, `--config run.json`, `--set key=value`,
-//! `--print-config`, `--fast-dev-run`, `--limit-train-batches N`, `--limit-valid-batches N`,
-//! `--quiet` (see [`cli::Args`]).
+//! `--workers`, `--artifacts DIR`, `--resume latest|N`, `--run ID`, `--resume-changed`,
+//! `--config run.json`, `--set key=value`, `--print-config`, `--fast-dev-run`,
+//! `--limit-train-batches N`, `--limit-valid-batches N`, `--quiet` (see [`cli::Args`]).
+//!
+//! Each fresh run writes `<artifacts>/<name>/run-<N>/`, a new directory numbered after the
+//! newest, so no run ever deletes or overwrites another; `resume` continues the newest run (or
+//! the config's `run`) and refuses settings that differ from the checkpoint's unless
+//! `resume_changed` is set.
 //!
 //! Two derives remove the remaining boilerplate: `#[derive(Batch)]` on a sample struct writes
 //! `<Sample>Batch` and `<Sample>Batcher` (fields of `f32`/`f64`, integer class indices, fixed
@@ -41,17 +46,17 @@
 //! | `name` | yes | a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case | private items |
 //! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
 //! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
-//! | `loader` | yes | `{ train, valid, batcher, batch_size, shuffle, workers }`: two Burn datasets, a Burn batcher whose output is the step's batch | `shuffle`: dataset order; `workers`: 0 |
-//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta1, beta2, epsilon, weight_decay)`, `adamw(..)`, or an expression giving a `ModuleOptimizer` (then `lr` is required) | Burn's defaults for unnamed arguments |
+//! | `loader` | yes | `{ train, valid, batcher, batch_size, shuffle, workers }`: two Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`) | `shuffle`: dataset order; `workers`: 0 |
+//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum and betas in [0, 1), epsilon > 0, weight decay ≥ 0 | Burn's defaults for unnamed arguments |
 //! | `lr` | with an optimizer expression | number | |
 //! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`; spans the whole run | `constant` |
 //! | `epochs` | yes | whole number ≥ 1 | |
 //! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`, metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `perplexity`, `lr` | `[train.loss, valid.loss]` |
-//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
+//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` (joined with `\|`) or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
 //! | `strategy` | no | `single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out") | `single` |
 //! | `devices` | no | whole number ≥ 1; more than one runs on Burn's engine | 1 |
 //! | `engine` | no | `ours` or `burn` (Burn's `SupervisedTraining`, also on one device) | `ours` |
-//! | `resume` | no | `latest` or `epoch(n)`; needs `checkpoint` | a fresh run, which clears old checkpoints |
+//! | `resume` | no | `latest` or `epoch(n)` of the newest run (or the config's `run`); needs `checkpoint` | a fresh run in a new `run-<N>` directory; earlier runs are kept |
 //! | `early_stopping` | no | `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)` | none |
 //! | `grad_accumulation` | no | whole number ≥ 1 (Burn's `GradientsAccumulator`) | none |
 //! | `grad_clip` | no | `norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp | none |

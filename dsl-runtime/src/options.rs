@@ -132,6 +132,8 @@ impl FitOptions {
                 }
                 if self.write_files {
                     std::fs::create_dir_all(&path).map_err(io)?;
+                    crate::output::runs::refuse_link(runs.path()).map_err(io)?;
+                    crate::output::runs::refuse_link(&path).map_err(io)?;
                 }
                 Ok(path)
             }

@@ -141,6 +141,81 @@ pub struct Loaded {
 
 const RECORDS: [&str; 3] = ["model", "optim", "scheduler"];
 
+/// A state file holds a run's metric history: 256 MiB is far beyond any real one, and reading
+/// no more bounds what a damaged or hostile file can make a resume allocate.
+const MAX_STATE_BYTES: u64 = 256 << 20;
+
+/// The bytes of `path`, or `FileTooLarge` when it holds more than `limit` bytes.
+fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("it is longer than the {limit} bytes it may hold"),
+        ));
+    }
+    Ok(bytes)
+}
+
+impl SavedState {
+    /// What the state says agrees with where it was found and with itself: the epoch of
+    /// `state-N.json` is `N`, only an interrupted run's state says how far into an epoch it
+    /// got, and the history holds no epoch after the state's.
+    fn check(&self, slot: Slot) -> Result<(), String> {
+        match (slot, &self.within) {
+            (Slot::Epoch(n), _) if self.epoch != n => {
+                return Err(format!(
+                    "it says epoch {}, but it is epoch {n}'s file",
+                    self.epoch
+                ));
+            }
+            (Slot::Epoch(_), Some(_)) => {
+                return Err("an epoch's state says it stopped inside an epoch".to_owned());
+            }
+            (Slot::Interrupted, None) => {
+                return Err(
+                    "an interrupted run's state says nothing of where it stopped".to_owned(),
+                );
+            }
+            (Slot::Interrupted, Some(within)) if within.step < within.batches => {
+                return Err(format!(
+                    "it stopped at global step {} after {} batches of its epoch",
+                    within.step, within.batches
+                ));
+            }
+            _ => {}
+        }
+        if self.epoch.checked_add(1).is_none() {
+            return Err(format!("epoch {} cannot be continued", self.epoch));
+        }
+        for series in self.history.series() {
+            if let Some((epoch, _)) = series
+                .epochs
+                .iter()
+                .find(|(e, _)| *e == 0 || *e > self.epoch)
+            {
+                return Err(format!(
+                    "its history of {}.{} has a value for epoch {epoch}, outside 1..={}",
+                    series.split, series.metric, self.epoch
+                ));
+            }
+            if series.epochs.len() > self.epoch {
+                return Err(format!(
+                    "its history of {}.{} has {} epochs for {} completed",
+                    series.split,
+                    series.metric,
+                    series.epochs.len(),
+                    self.epoch
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The checkpoint folder of a run directory.
 #[derive(Clone, Debug)]
 pub struct CheckpointDir {
@@ -212,17 +287,21 @@ impl CheckpointDir {
 
     fn read_state(&self, slot: Slot) -> Result<Option<(PathBuf, SavedState)>, CheckpointError> {
         let state_path = self.dir.join(slot.state_name());
-        let state_bytes = match std::fs::read(&state_path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(self.io(&state_path)(e)),
-        };
         let damaged = |reason: String| CheckpointError::Damaged {
             file: state_path.clone(),
             reason,
         };
+        let state_bytes = match read_bounded(&state_path, MAX_STATE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                return Err(damaged(e.to_string()));
+            }
+            Err(e) => return Err(self.io(&state_path)(e)),
+        };
         let json = unseal(&state_bytes).map_err(damaged)?;
         let state: SavedState = serde_json::from_slice(json).map_err(|e| damaged(e.to_string()))?;
+        state.check(slot).map_err(damaged)?;
         Ok(Some((state_path, state)))
     }
 
@@ -234,10 +313,6 @@ impl CheckpointDir {
         let mut bytes = RECORDS.iter().map(|kind| {
             let name = slot.record_name(kind);
             let file = self.dir.join(&name);
-            let data = std::fs::read(&file).map_err(|e| CheckpointError::Damaged {
-                file: file.clone(),
-                reason: e.to_string(),
-            })?;
             let expected = state
                 .files
                 .get(&name)
@@ -245,6 +320,13 @@ impl CheckpointDir {
                     file: state_path.clone(),
                     reason: format!("it lists no digest for {name}"),
                 })?;
+            // No more is read than the state says the file holds (plus one byte, to see that
+            // it is longer), so a damaged or replaced file cannot make a resume allocate
+            // beyond it.
+            let data = read_bounded(&file, expected.len).map_err(|e| CheckpointError::Damaged {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
             let actual = Digest::of(&data);
             if actual != *expected {
                 return Err(CheckpointError::Damaged {

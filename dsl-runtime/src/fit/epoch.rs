@@ -120,6 +120,18 @@ impl<M: LearnerModel> TrainState<M> {
         I: Clone + Send + Sync + 'static,
     {
         let epoch = ctx.epoch;
+        if done > 0 {
+            // Read from an interrupted run's checkpoint: it must lie inside this epoch.
+            let total = loader.epoch(epoch, ctx.limits.0).len();
+            if done > total {
+                return Err(FitError::InvalidOption {
+                    option: "resume",
+                    message: format!(
+                        "the checkpoint says {done} batches of epoch {epoch} were trained, but the epoch has {total}: resume from an epoch checkpoint (`resume: epoch(n)`)"
+                    ),
+                });
+            }
+        }
         let mut batches = loader.epoch_after(epoch, ctx.limits.0, done);
         let num_batches = done + batches.len();
         ctx.progress

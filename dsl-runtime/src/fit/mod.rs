@@ -73,7 +73,7 @@ impl<I, B> Data<I, B> {
 
 /// A configured run: model, optimizer, learning-rate schedule, options and metrics.
 ///
-/// See `dsl-runtime/tests/seed_classification.rs` for a complete run next to the hand-written
+/// See `dsl-runtime/tests/runtime/seed_classification.rs` for a complete run next to the hand-written
 /// Burn loop it reproduces.
 pub struct Fit<M: LearnerModel> {
     model: M,

@@ -37,7 +37,8 @@ impl RunDir {
         let csv_path = path.join("metrics.csv");
         let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
         if !fresh {
-            let text = std::fs::read_to_string(&csv_path)?;
+            // Bytes that are not UTF-8 (a damaged file) only spoil their own row, dropped below.
+            let text = String::from_utf8_lossy(&std::fs::read(&csv_path)?).into_owned();
             // Rows reach the file in buffer-sized pieces, so a killed process may have left half
             // a row at the end: only lines with their newline count.
             let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];

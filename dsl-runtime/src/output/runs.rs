@@ -60,6 +60,7 @@ impl Runs {
     /// tried when another process took it.
     pub fn create_next(&self) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(&self.dir)?;
+        refuse_link(&self.dir)?;
         let mut next = self.numbers()?.last().map_or(1, |n| n + 1);
         loop {
             let path = self.run(next);
@@ -80,6 +81,21 @@ impl Runs {
     fn run(&self, n: usize) -> PathBuf {
         self.dir.join(format!("{PREFIX}{n}"))
     }
+}
+
+/// A symbolic link where a run's folder should be would send its files outside the artifacts
+/// folder the user chose.
+pub(crate) fn refuse_link(path: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link: runs are written only inside the artifacts folder; remove the link or choose another --artifacts",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn parse(name: &str) -> Option<usize> {
@@ -108,5 +124,20 @@ mod tests {
         std::fs::write(dir.path().join("seed/run-9"), b"a file").unwrap();
         assert_eq!(runs.numbers().unwrap(), [1, 2]);
         assert_eq!(runs.next().unwrap(), dir.path().join("seed/run-3"));
+    }
+
+    #[test]
+    fn a_link_in_place_of_the_runs_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("seed")).unwrap();
+        let err = Runs::new(dir.path(), "seed").create_next().unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(
+            std::fs::read_dir(elsewhere.path())
+                .unwrap()
+                .next()
+                .is_none()
+        );
     }
 }

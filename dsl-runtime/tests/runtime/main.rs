@@ -11,3 +11,4 @@ mod run_outputs;
 mod seed_classification;
 mod seed_regression;
 mod training_controls;
+mod untrusted;
