@@ -11,7 +11,7 @@
 //! losses, not sample-weighted), checkpoints are Burn's files (`checkpoint/{model,optim,
 //! scheduler}-N.bpk`, without our digests), and `resume` maps onto `SupervisedTraining::checkpoint`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataloader::batcher::Batcher;
@@ -305,44 +305,7 @@ where
         path: run_dir.clone(),
         source,
     })?;
-    let report = launch(
-        model,
-        (optimizer, lr_scheduler),
-        &options,
-        execution,
-        data,
-        register,
-        &recorded,
-        &run_dir,
-    );
-    if !options.write_files {
-        let _ = std::fs::remove_dir_all(&run_dir);
-    }
-    report
-}
-
-/// Hands the run to Burn's `SupervisedTraining` in `run_dir` and reads its metrics back.
-#[allow(clippy::too_many_arguments)]
-fn launch<M, I, B>(
-    model: M,
-    (optimizer, lr_scheduler): (ModuleOptimizer, ModuleLrScheduler),
-    options: &FitOptions,
-    execution: ExecutionStrategy,
-    data: Data<I, B>,
-    register: impl FnOnce(SupervisedTraining<M>) -> SupervisedTraining<M>,
-    recorded: &[Recorded],
-    run_dir: &Path,
-) -> Result<FitReport<M>, FitError>
-where
-    M: LearnerModel,
-    I: Clone + Send + Sync + std::fmt::Debug + 'static,
-    <M as TrainStep>::Input: Clone + std::fmt::Debug,
-    <M as InferenceStep>::Input: Clone + std::fmt::Debug,
-    B: Batcher<I, <M as TrainStep>::Input>
-        + Batcher<I, <M as InferenceStep>::Input>
-        + Clone
-        + 'static,
-{
+    let _scratch = (!options.write_files).then(|| Scratch(run_dir.clone()));
     let Data {
         train,
         valid,
@@ -367,7 +330,7 @@ where
     if let Some(end) = limit(options.limit_valid_batches, valid_loader.num_items()) {
         valid_loader = valid_loader.slice(0, end);
     }
-    let mut training = SupervisedTraining::new(run_dir, train_loader, valid_loader)
+    let mut training = SupervisedTraining::new(&run_dir, train_loader, valid_loader)
         .num_epochs(options.epochs)
         .with_training_strategy(execution.into())
         // Burn's default installs a global tracing subscriber and a panic hook that outlive the
@@ -377,10 +340,10 @@ where
     if let Some(policies) = &options.checkpoint {
         training = training
             .with_default_checkpointers()
-            .with_checkpointing_strategy(checkpointing(policies, recorded)?);
+            .with_checkpointing_strategy(checkpointing(policies, &recorded)?);
     }
     if let Some(rule) = &options.early_stopping {
-        let watched = watched(recorded, rule.split, &rule.metric)?;
+        let watched = watched(&recorded, rule.split, &rule.metric)?;
         training = training.early_stopping((watched.patience)(rule.patience));
     }
     if let Some(n) = options.grad_accumulation {
@@ -406,7 +369,7 @@ where
     if let Some(error) = result.error {
         return Err(FitError::Engine(error));
     }
-    let history = read_history(run_dir, recorded);
+    let history = read_history(&run_dir, &recorded);
     let last_epoch = history
         .series()
         .iter()
@@ -419,8 +382,18 @@ where
         lr_scheduler,
         history,
         last_epoch,
-        run_dir: run_dir.to_owned(),
+        run_dir,
     })
+}
+
+/// The temporary folder Burn's Learner writes to in a run that leaves no file; removed when the
+/// run ends, however it ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The newest epoch of Burn's checkpoint files in `dir`.

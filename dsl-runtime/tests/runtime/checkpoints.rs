@@ -203,27 +203,35 @@ fn a_missing_epoch_lists_the_available_ones() {
     );
 }
 
-#[test]
-fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
-    let dir = tempfile::tempdir().unwrap();
-    // The rate grows a million-fold every 6 steps (one epoch): the loss blows up after a while.
+/// A run whose rate grows a million-fold every 6 steps (one epoch): the loss blows up after a
+/// while. `with_train_loss` records `train.loss` (read every step) or only validation metrics.
+fn diverging_run(dir: &Path, with_train_loss: bool) -> FitError {
     let schedule = StepLrSchedulerConfig::new(0.1, 6)
         .with_gamma(1e6)
         .init()
         .unwrap();
-    let err = Fit::new(classifier(), SgdConfig::new().init(), schedule)
-        .options(FitOptions {
-            shuffle: None,
-            ..options(dir.path(), 10, None)
-        })
-        .train_metric(metric::loss())
-        .valid_metric(metric::loss())
+    let fit = Fit::new(classifier(), SgdConfig::new().init(), schedule).options(FitOptions {
+        shuffle: None,
+        ..options(dir, 10, None)
+    });
+    let fit = if with_train_loss {
+        fit.train_metric(metric::loss())
+    } else {
+        fit.valid_metric(metric::accuracy())
+    };
+    fit.valid_metric(metric::loss())
         .run(
             &device(),
             Data::new(samples(0..96), samples(96..120), SampleBatcher),
         )
         .err()
-        .expect("diverges");
+        .expect("diverges")
+}
+
+#[test]
+fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = diverging_run(dir.path(), true);
     let FitError::NonFiniteLoss { epoch, .. } = err else {
         panic!("{err}");
     };
@@ -239,25 +247,9 @@ fn a_diverging_run_stops_with_its_last_good_checkpoint_intact() {
 #[test]
 fn a_diverging_run_that_records_no_training_loss_stops_at_the_end_of_the_epoch() {
     let dir = tempfile::tempdir().unwrap();
-    // As above, with only validation metrics: no per-step loss is read, so the check at the
-    // end of each epoch is what stops the run.
-    let schedule = StepLrSchedulerConfig::new(0.1, 6)
-        .with_gamma(1e6)
-        .init()
-        .unwrap();
-    let err = Fit::new(classifier(), SgdConfig::new().init(), schedule)
-        .options(FitOptions {
-            shuffle: None,
-            ..options(dir.path(), 10, None)
-        })
-        .valid_metric(metric::loss())
-        .valid_metric(metric::accuracy())
-        .run(
-            &device(),
-            Data::new(samples(0..96), samples(96..120), SampleBatcher),
-        )
-        .err()
-        .expect("diverges");
+    // Only validation metrics: no per-step loss is read, so the check at the end of each epoch
+    // is what stops the run.
+    let err = diverging_run(dir.path(), false);
     let FitError::NonFiniteWeights { epoch, count } = err else {
         panic!("{err}");
     };
