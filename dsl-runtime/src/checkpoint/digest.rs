@@ -54,14 +54,12 @@ pub(crate) fn unseal(file: &[u8]) -> Result<&[u8], String> {
         .strip_prefix(SEALED_MIDDLE)
         .and_then(|rest| rest.strip_suffix(b"}"))
         .ok_or("it is cut short or extended")?;
-    let expected = std::str::from_utf8(hash)
-        .ok()
-        .and_then(|hash| u64::from_str_radix(hash, 16).ok())
-        .ok_or("its hash is not 16 hexadecimal digits")?;
-    let actual = Digest::of(json).fnv1a;
-    if actual != expected {
+    // Compared as written: every byte of the file is covered, the hash's spelling included.
+    let actual = format!("{:016x}", Digest::of(json).fnv1a);
+    if hash != actual.as_bytes() {
         return Err(format!(
-            "its content hashes to {actual:016x}, but the file says {expected:016x}"
+            "its content hashes to {actual}, but the file says {}",
+            String::from_utf8_lossy(hash)
         ));
     }
     Ok(json)
@@ -83,6 +81,13 @@ mod tests {
         assert!(unseal(&edited).unwrap_err().contains("hashes to"));
         assert!(unseal(&sealed[..sealed.len() - 1]).is_err());
         assert!(unseal(json).is_err());
+        // The same hash in capitals is still a changed byte.
+        let upper = String::from_utf8(sealed.clone()).unwrap().replacen(
+            &format!("{:016x}", Digest::of(json).fnv1a),
+            &format!("{:016X}", Digest::of(json).fnv1a),
+            1,
+        );
+        assert!(unseal(upper.as_bytes()).is_err());
     }
 
     #[test]
