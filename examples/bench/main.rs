@@ -275,6 +275,8 @@ fn child(task: &str, variant: &str, dir: &Path, record: bool) -> ExitCode {
 /// One measurement.
 struct Sample {
     seconds: f64,
+    /// The child process from spawn to exit: start-up, training, and waiting for files at exit.
+    process_seconds: f64,
     steps: usize,
     rss_kb: u64,
 }
@@ -284,11 +286,13 @@ fn measure(task: &str, variant: &str, scratch: &Path) -> Result<Sample, String> 
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let spawned = Instant::now();
     let out = Command::new(exe)
         .args(["--child", task, variant])
         .arg(&dir)
         .output()
         .map_err(|e| e.to_string())?;
+    let process_seconds = spawned.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
@@ -302,6 +306,7 @@ fn measure(task: &str, variant: &str, scratch: &Path) -> Result<Sample, String> 
         })?;
     let fields: Vec<&str> = line.split_whitespace().collect();
     Ok(Sample {
+        process_seconds,
         seconds: fields[3].parse().map_err(|_| line.to_owned())?,
         steps: fields[4].parse().map_err(|_| line.to_owned())?,
         rss_kb: fields[5].parse().map_err(|_| line.to_owned())?,
@@ -316,8 +321,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
     let scratch = PathBuf::from("target/bench-runs");
     println!(
-        "{:<13} {:<13} {:>10} {:>10} {:>9} {:>7} {:>7}",
-        "task", "variant", "wall ms", "µs/step", "RSS MB", "b/a", "b/c"
+        "{:<13} {:<13} {:>10} {:>10} {:>9} {:>7} {:>7} {:>9} {:>7}",
+        "task", "variant", "wall ms", "µs/step", "RSS MB", "b/a", "b/c", "proc ms", "pb/pc"
     );
     for task in tasks {
         let names = variants(task);
@@ -337,6 +342,10 @@ fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
             .iter()
             .map(|s| median(s.iter().map(|x| x.seconds).collect()))
             .collect();
+        let process: Vec<f64> = samples
+            .iter()
+            .map(|s| median(s.iter().map(|x| x.process_seconds).collect()))
+            .collect();
         let index = |name: &str| names.iter().position(|n| *n == name);
         for (i, variant) in names.iter().enumerate() {
             // Ratios are printed on the rows of our loop: each against its baseline.
@@ -355,15 +364,22 @@ fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
                 "io-w2" => (ratio(index("io-w0")), ratio(index("compute-only"))),
                 _ => (ratio(index("hand")), ratio(index("learner"))),
             };
+            // Whole processes, ours over the Learner: what a user waits for on a short run.
+            let process_ratio = match (*variant, index("learner")) {
+                ("ours", Some(c)) => format!("{:.2}", process[i] / process[c]),
+                _ => String::new(),
+            };
             println!(
-                "{:<13} {:<13} {:>10.2} {:>10.1} {:>9.1} {:>7} {:>7}",
+                "{:<13} {:<13} {:>10.2} {:>10.1} {:>9.1} {:>7} {:>7} {:>9.2} {:>7}",
                 task,
                 variant,
                 wall[i] * 1e3,
                 wall[i] * 1e6 / steps as f64,
                 rss,
                 b_over_a,
-                b_over_c
+                b_over_c,
+                process[i] * 1e3,
+                process_ratio
             );
         }
     }

@@ -2,10 +2,16 @@
 //! `checkpoint/state-N.json`, written last, which makes epoch `N` exist. A run stopped by
 //! Ctrl-C or SIGTERM inside an epoch leaves the same four files with `interrupted` for `N`.
 //!
-//! Every file is written atomically (temporary file, fsync, rename), the state file after the
-//! three records, and an epoch's deletion starts with its state file. A process killed at any
-//! moment therefore leaves only complete epochs visible. Writing happens on one writer thread
-//! per run, in submission order, so deleting old epochs never overtakes writing the new one.
+//! Every file is written atomically (temporary file, rename), the state file after the three
+//! records, and an epoch's deletion starts with its state file. A process killed at any moment
+//! therefore leaves only complete epochs visible. Writing happens on one writer thread per run,
+//! in submission order, so deleting old epochs never overtakes writing the new one.
+//!
+//! Durability against a power loss is batched on that thread: what was written is synced (on
+//! Linux one `syncfs`, one journal commit for all files) at most a second after it was
+//! written, before any older epoch is deleted (deletions wait for the sync), and when the run
+//! ends. A power loss can thus cost the checkpoints of the last second, never an older one that
+//! was synced, and a half-synced epoch is caught by its digests and skipped on resume.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::digest::{Digest, seal, unseal};
 use crate::history::History;
-use crate::output::atomic::write_atomic;
+use crate::output::atomic::replace_file;
 
 /// Why a checkpoint could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -399,25 +405,47 @@ impl CheckpointDir {
         let thread = std::thread::Builder::new()
             .name("dsl-checkpoint".to_owned())
             .spawn(move || {
-                while let Ok(first) = rx.recv() {
+                let mut unsynced = Unsynced::default();
+                // After a failure nothing more is written or deleted, waiting deletions
+                // included: an older epoch must not be removed when the newer one may be
+                // incomplete.
+                let mut broken = false;
+                let record = |result: Result<(), CheckpointError>, unsynced: &mut Unsynced| {
+                    if let Err(err) = result {
+                        unsynced.deletes.clear();
+                        if let Ok(mut slot) = failed.lock() {
+                            slot.get_or_insert(err);
+                        }
+                        return true;
+                    }
+                    false
+                };
+                loop {
+                    let first = match rx.recv_timeout(SYNC_AFTER) {
+                        Ok(job) => job,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            broken |= record(dir.sync(&mut unsynced), &mut unsynced);
+                            continue;
+                        }
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
                     // Everything queued so far, minus epochs that are written and deleted again
                     // within it: when epochs are shorter than a write, the writer skips the
                     // checkpoints nobody would keep instead of falling further behind.
                     let mut jobs = vec![first];
                     jobs.extend(rx.try_iter());
                     for job in coalesce(jobs) {
-                        // After a failure nothing more is written or deleted: an older epoch
-                        // must not be removed when the newer one may be incomplete.
-                        if failed.lock().map(|e| e.is_some()).unwrap_or(true) {
+                        if broken {
                             break;
                         }
-                        if let Err(err) = dir.run(job)
-                            && let Ok(mut slot) = failed.lock()
-                        {
-                            *slot = Some(err);
-                        }
+                        broken |= record(dir.run(job, &mut unsynced), &mut unsynced);
+                    }
+                    if unsynced.older_than(SYNC_AFTER) {
+                        broken |= record(dir.sync(&mut unsynced), &mut unsynced);
                     }
                 }
+                // The run is over: whatever it wrote is made durable before `finish` returns.
+                record(dir.sync(&mut unsynced), &mut unsynced);
             })
             .map_err(self.io(&self.dir))?;
         Ok(Writer {
@@ -427,34 +455,120 @@ impl CheckpointDir {
         })
     }
 
-    fn run(&self, job: Job) -> Result<(), CheckpointError> {
+    /// Writes or deletes. Files are replaced atomically (temporary file, then rename), which is
+    /// all a killed process needs; their durability against a power loss is batched
+    /// ([`CheckpointDir::sync`]): before any file is deleted, at most [`SYNC_AFTER`] after a
+    /// write, and when the run ends.
+    fn run(&self, job: Job, unsynced: &mut Unsynced) -> Result<(), CheckpointError> {
         match job {
             Job::Write {
                 slot,
                 records,
                 state,
             } => {
+                // A deletion still waiting for a sync must not remove these new files.
+                unsynced.deletes.retain(|&pending| pending != slot);
+                // Records first, the state file last: it is what makes the epoch exist.
                 for (name, bytes) in records {
                     let path = self.dir.join(name);
-                    write_atomic(&path, &bytes).map_err(self.io(&path))?;
+                    replace_file(&path, &bytes).map_err(self.io(&path))?;
+                    unsynced.push(path);
                 }
                 let path = self.dir.join(slot.state_name());
-                write_atomic(&path, &state).map_err(self.io(&path))
-            }
-            Job::Delete(slot) => {
-                let names = std::iter::once(slot.state_name())
-                    .chain(RECORDS.iter().map(|kind| slot.record_name(kind)));
-                for name in names {
-                    let path = self.dir.join(name);
-                    match std::fs::remove_file(&path) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(self.io(&path)(e)),
-                    }
-                }
+                replace_file(&path, &state).map_err(self.io(&path))?;
+                unsynced.push(path);
                 Ok(())
             }
+            // An older epoch goes only once the newer ones are on disk for good: its deletion
+            // waits for the next sync when files are waiting for one.
+            Job::Delete(slot) if !unsynced.paths.is_empty() => {
+                unsynced.deletes.push(slot);
+                Ok(())
+            }
+            Job::Delete(slot) => self.delete(slot),
         }
+    }
+
+    /// Removes `slot`'s files, its state file first (which unmakes the epoch).
+    fn delete(&self, slot: Slot) -> Result<(), CheckpointError> {
+        let names = std::iter::once(slot.state_name())
+            .chain(RECORDS.iter().map(|kind| slot.record_name(kind)));
+        for name in names {
+            let path = self.dir.join(name);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.io(&path)(e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How long a written checkpoint may wait for its fsync when nothing else forces one.
+const SYNC_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Files written but not yet synced, in the order they were written, and since when; and the
+/// deletions waiting for them to be synced.
+#[derive(Default)]
+struct Unsynced {
+    paths: Vec<PathBuf>,
+    deletes: Vec<Slot>,
+    since: Option<std::time::Instant>,
+}
+
+impl Unsynced {
+    fn push(&mut self, path: PathBuf) {
+        self.since.get_or_insert_with(std::time::Instant::now);
+        self.paths.push(path);
+    }
+
+    fn older_than(&self, age: std::time::Duration) -> bool {
+        self.since.is_some_and(|since| since.elapsed() >= age)
+    }
+}
+
+impl CheckpointDir {
+    /// Makes every file written since the last call durable, then carries out the deletions
+    /// that waited for it.
+    fn sync(&self, unsynced: &mut Unsynced) -> Result<(), CheckpointError> {
+        if !unsynced.paths.is_empty() {
+            self.sync_files(std::mem::take(&mut unsynced.paths))?;
+        }
+        unsynced.since = None;
+        for slot in std::mem::take(&mut unsynced.deletes) {
+            self.delete(slot)?;
+        }
+        Ok(())
+    }
+
+    /// Makes `paths` durable, with the folder's entries. Elsewhere than Linux: each file's data
+    /// in the order it was written (records before their state file), then the folder; a file
+    /// replaced or deleted since needs no sync of its own.
+    fn sync_files(&self, paths: Vec<PathBuf>) -> Result<(), CheckpointError> {
+        // On Linux one `syncfs` writes every file and rename of the filesystem in one journal
+        // commit, where an fsync per file pays a commit each (12 files for a 3-epoch run).
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let dir = std::fs::File::open(&self.dir).map_err(self.io(&self.dir))?;
+            // SAFETY: `dir` is an open descriptor for the call's duration.
+            if unsafe { libc::syncfs(dir.as_raw_fd()) } == 0 {
+                return Ok(());
+            }
+        }
+        for path in paths {
+            match std::fs::File::open(&path) {
+                Ok(file) => file.sync_data().map_err(self.io(&path))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.io(&path)(e)),
+            }
+        }
+        // Directory fsync is how POSIX persists renames; not every platform allows opening one.
+        if let Ok(dir) = std::fs::File::open(&self.dir) {
+            dir.sync_all().map_err(self.io(&self.dir))?;
+        }
+        Ok(())
     }
 }
 
@@ -584,7 +698,36 @@ impl Drop for Writer {
 
 #[cfg(test)]
 mod tests {
-    use super::{Job, Slot, coalesce};
+    use super::{CheckpointDir, Job, Slot, Unsynced, coalesce};
+
+    #[test]
+    fn a_deletion_waits_for_the_sync_and_never_removes_newer_files() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = CheckpointDir::new(run.path());
+        std::fs::create_dir_all(dir.path()).unwrap();
+        let state = |slot: Slot| Job::Write {
+            slot,
+            records: Vec::new(),
+            state: format!("{slot}").into_bytes(),
+        };
+        let exists = |slot: Slot| dir.path().join(slot.state_name()).exists();
+        let mut unsynced = Unsynced::default();
+        dir.run(state(Slot::Epoch(1)), &mut unsynced).unwrap();
+        dir.sync(&mut unsynced).unwrap();
+        dir.run(state(Slot::Epoch(2)), &mut unsynced).unwrap();
+        // Epoch 2 is not synced yet: epoch 1 stays until it is.
+        dir.run(Job::Delete(Slot::Epoch(1)), &mut unsynced).unwrap();
+        assert!(exists(Slot::Epoch(1)));
+        dir.sync(&mut unsynced).unwrap();
+        assert!(!exists(Slot::Epoch(1)) && exists(Slot::Epoch(2)));
+        // A waiting deletion of a slot written again is dropped, not carried out on new files.
+        dir.run(state(Slot::Interrupted), &mut unsynced).unwrap();
+        dir.run(Job::Delete(Slot::Interrupted), &mut unsynced)
+            .unwrap();
+        dir.run(state(Slot::Interrupted), &mut unsynced).unwrap();
+        dir.sync(&mut unsynced).unwrap();
+        assert!(exists(Slot::Interrupted));
+    }
 
     fn write(epoch: usize) -> Job {
         Job::Write {
