@@ -461,11 +461,8 @@ impl CheckpointDir {
     /// write, and when the run ends.
     fn run(&self, job: Job, unsynced: &mut Unsynced) -> Result<(), CheckpointError> {
         match job {
-            Job::Write {
-                slot,
-                records,
-                state,
-            } => {
+            Job::Write { slot, encode } => {
+                let Encoded { records, state } = encode()?;
                 // A deletion still waiting for a sync must not remove these new files.
                 unsynced.deletes.retain(|&pending| pending != slot);
                 // Records first, the state file last: it is what makes the epoch exist.
@@ -600,10 +597,51 @@ fn coalesce(jobs: Vec<Job>) -> Vec<Job> {
 enum Job {
     Write {
         slot: Slot,
-        records: Vec<(String, Vec<u8>)>,
-        state: Vec<u8>,
+        encode: Box<dyn FnOnce() -> Result<Encoded, CheckpointError> + Send>,
     },
     Delete(Slot),
+}
+
+/// The bytes of a checkpoint: its three records, then the state file listing their digests.
+/// Runs on the writer thread: the records own their values, so encoding them there changes
+/// nothing about what is saved and takes the work off the training thread.
+fn encode(
+    slot: Slot,
+    mut state: SavedState,
+    model: ModuleRecord,
+    optimizer: OptimizerRecord,
+    scheduler: LrSchedulerRecord,
+) -> Result<Encoded, CheckpointError> {
+    let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
+        bytes
+            .map(|b| (slot.record_name(kind), b.to_vec()))
+            .map_err(|e| CheckpointError::Damaged {
+                file: PathBuf::from(slot.record_name(kind)),
+                reason: format!("cannot serialize: {e}"),
+            })
+    };
+    let records = vec![
+        to_vec("model", model.into_bytes())?,
+        to_vec("optim", optimizer.into_bytes())?,
+        to_vec("scheduler", scheduler.into_bytes())?,
+    ];
+    state.files = records
+        .iter()
+        .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
+        .collect();
+    let state = serde_json::to_vec_pretty(&state)
+        .map(|json| seal(&json))
+        .map_err(|e| CheckpointError::Damaged {
+            file: PathBuf::from(slot.state_name()),
+            reason: format!("cannot serialize: {e}"),
+        })?;
+    Ok(Encoded { records, state })
+}
+
+/// A checkpoint's file contents: `(file name, bytes)` of each record, and the state file.
+struct Encoded {
+    records: Vec<(String, Vec<u8>)>,
+    state: Vec<u8>,
 }
 
 /// The writer thread of a run; files are written in the order they are submitted.
@@ -614,43 +652,20 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Queues `slot`: the three records (serialized by the caller, so the values are those of
-    /// this instant), then the state file.
+    /// Queues `slot`: the three records (taken by the caller, so the values are those of this
+    /// instant; encoded on the writer thread), then the state file. An encoding failure is
+    /// reported by the next call, or by [`Writer::finish`].
     pub fn write(
         &self,
         slot: Slot,
-        mut state: SavedState,
+        state: SavedState,
         model: ModuleRecord,
         optimizer: OptimizerRecord,
         scheduler: LrSchedulerRecord,
     ) -> Result<(), CheckpointError> {
-        let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
-            bytes
-                .map(|b| (slot.record_name(kind), b.to_vec()))
-                .map_err(|e| CheckpointError::Damaged {
-                    file: PathBuf::from(slot.record_name(kind)),
-                    reason: format!("cannot serialize: {e}"),
-                })
-        };
-        let records = vec![
-            to_vec("model", model.into_bytes())?,
-            to_vec("optim", optimizer.into_bytes())?,
-            to_vec("scheduler", scheduler.into_bytes())?,
-        ];
-        state.files = records
-            .iter()
-            .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
-            .collect();
-        let state = serde_json::to_vec_pretty(&state)
-            .map(|json| seal(&json))
-            .map_err(|e| CheckpointError::Damaged {
-                file: PathBuf::from(slot.state_name()),
-                reason: format!("cannot serialize: {e}"),
-            })?;
         self.submit(Job::Write {
             slot,
-            records,
-            state,
+            encode: Box::new(move || encode(slot, state, model, optimizer, scheduler)),
         })
     }
 
@@ -698,7 +713,7 @@ impl Drop for Writer {
 
 #[cfg(test)]
 mod tests {
-    use super::{CheckpointDir, Job, Slot, Unsynced, coalesce};
+    use super::{CheckpointDir, CheckpointError, Encoded, Job, Slot, Unsynced, coalesce};
 
     #[test]
     fn a_deletion_waits_for_the_sync_and_never_removes_newer_files() {
@@ -707,8 +722,12 @@ mod tests {
         std::fs::create_dir_all(dir.path()).unwrap();
         let state = |slot: Slot| Job::Write {
             slot,
-            records: Vec::new(),
-            state: format!("{slot}").into_bytes(),
+            encode: Box::new(move || {
+                Ok(Encoded {
+                    records: Vec::new(),
+                    state: format!("{slot}").into_bytes(),
+                })
+            }),
         };
         let exists = |slot: Slot| dir.path().join(slot.state_name()).exists();
         let mut unsynced = Unsynced::default();
@@ -732,8 +751,13 @@ mod tests {
     fn write(epoch: usize) -> Job {
         Job::Write {
             slot: Slot::Epoch(epoch),
-            records: Vec::new(),
-            state: Vec::new(),
+            encode: Box::new(|| {
+                Err(CheckpointError::Missing {
+                    epoch: 0,
+                    dir: Default::default(),
+                    available: Vec::new(),
+                })
+            }),
         }
     }
 

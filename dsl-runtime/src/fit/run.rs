@@ -195,27 +195,16 @@ impl<M: LearnerModel> Run<'_, M> {
     /// Waits for the checkpoint writes, writes the summary and the curves, and hands the
     /// trained model back.
     pub fn finish(mut self, last_epoch: usize) -> Result<FitReport<M>, FitError> {
-        if let Some(saving) = self.saving.take() {
+        // The checkpoint writer syncs the last checkpoint while the summary and the plot are
+        // written; it is waited for only after them, and its failure is the one reported first:
+        // a checkpoint matters more than a summary.
+        let saving = self.saving.take();
+        let summary = console::summary_table(&self.history);
+        let written = self.write_summary(&summary);
+        if let Some(saving) = saving {
             saving.writer.finish()?;
         }
-        let summary = console::summary_table(&self.history);
-        let path = self.run_dir.path().to_owned();
-        let io = |source| FitError::RunDir {
-            path: path.clone(),
-            source,
-        };
-        self.run_dir
-            .write_file(
-                "summary.md",
-                format!("# {}\n\n{summary}", self.options.name).as_bytes(),
-            )
-            .map_err(io)?;
-        if self.run_dir.enabled() {
-            let svg = plot::curves_svg(&self.history).map_err(|e| io(std::io::Error::other(e)))?;
-            self.run_dir
-                .write_file("curves.svg", svg.as_bytes())
-                .map_err(io)?;
-        }
+        written?;
         if !self.options.quiet {
             if self.stopped
                 && let Some(stopper) = &self.stopper
@@ -230,8 +219,24 @@ impl<M: LearnerModel> Run<'_, M> {
             lr_scheduler: self.state.lr_scheduler,
             history: self.history,
             last_epoch,
-            run_dir: path,
+            run_dir: self.run_dir.path().to_owned(),
         })
+    }
+
+    /// `summary.md` and `curves.svg`.
+    fn write_summary(&self, summary: &str) -> Result<(), FitError> {
+        let path = self.run_dir.path().to_owned();
+        let io = |source| FitError::RunDir { path, source };
+        let markdown = format!("# {}\n\n{summary}", self.options.name);
+        let write = || -> std::io::Result<()> {
+            self.run_dir.write_file("summary.md", markdown.as_bytes())?;
+            if self.run_dir.enabled() {
+                let svg = plot::curves_svg(&self.history).map_err(std::io::Error::other)?;
+                self.run_dir.write_file("curves.svg", svg.as_bytes())?;
+            }
+            Ok(())
+        };
+        write().map_err(io)
     }
 }
 
