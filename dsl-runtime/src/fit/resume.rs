@@ -112,12 +112,13 @@ pub(super) fn restore<M: LearnerModel>(
     let Some(loaded) = load(checkpoints, resume, options.quiet)? else {
         return Ok(fresh);
     };
+    let current = serde_json::to_value(options).map_err(|e| FitError::InvalidOption {
+        option: "options",
+        message: format!("cannot be compared with the checkpoint's: {e}"),
+    })?;
     let changes = changes(
         &settings(&loaded.state.options, &loaded.state.hyperparameters),
-        &settings(
-            &serde_json::to_value(options).unwrap_or_default(),
-            hyperparameters,
-        ),
+        &settings(&current, hyperparameters),
     );
     if !changes.is_empty() && !options.resume_changed {
         return Err(FitError::ResumeChanged { changes });

@@ -103,12 +103,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
             });
             if let Some(saving) = &mut self.saving {
-                saving.epoch_done(
-                    epoch,
-                    &self.state,
-                    &self.history,
-                    (options, self.hyperparameters),
-                )?;
+                saving.epoch_done(epoch, &self.state, &self.history, self.hyperparameters)?;
             }
             last_epoch = epoch;
             self.stopped = self
@@ -142,14 +137,13 @@ impl<M: LearnerModel> Run<'_, M> {
                     step,
                     carried: Vec::new(),
                 };
-                let run = (self.options, self.hyperparameters);
                 match saving.interrupted(
                     epoch,
                     within,
                     train_metrics,
                     &self.state,
                     &self.history,
-                    run,
+                    self.hyperparameters,
                 ) {
                     Ok(saved) => saved,
                     Err(err) => return err,

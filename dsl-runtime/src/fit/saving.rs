@@ -17,6 +17,8 @@ pub(super) struct Saving {
     policies: Vec<Policy>,
     /// Whether an interrupted run's checkpoint is still there, to delete once an epoch ends.
     interrupted_on_disk: bool,
+    /// The run's options as every state file saves them, serialized once.
+    options: serde_json::Value,
 }
 
 impl Saving {
@@ -30,7 +32,12 @@ impl Saving {
         let Some(policies) = &options.checkpoint else {
             return Ok(None);
         };
+        let options = serde_json::to_value(options).map_err(|e| FitError::InvalidOption {
+            option: "options",
+            message: format!("cannot be saved in a checkpoint: {e}"),
+        })?;
         let mut saving = Saving {
+            options,
             writer: checkpoints.writer()?,
             saved: checkpoints.epochs()?,
             policies: policies.clone(),
@@ -50,9 +57,16 @@ impl Saving {
         epoch: usize,
         state: &TrainState<M>,
         history: &History,
-        run: (&FitOptions, &serde_json::Value),
+        hyperparameters: &serde_json::Value,
     ) -> Result<(), FitError> {
-        self.write(Slot::Epoch(epoch), epoch, None, state, history, run)?;
+        self.write(
+            Slot::Epoch(epoch),
+            epoch,
+            None,
+            state,
+            history,
+            hyperparameters,
+        )?;
         if self.interrupted_on_disk {
             self.writer.delete(Slot::Interrupted)?;
             self.interrupted_on_disk = false;
@@ -77,7 +91,7 @@ impl Saving {
         train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
         state: &TrainState<M>,
         history: &History,
-        run: (&FitOptions, &serde_json::Value),
+        hyperparameters: &serde_json::Value,
     ) -> Result<bool, FitError> {
         let carried: Option<Vec<serde_json::Value>> =
             train_metrics.iter().map(|m| m.carry()).collect();
@@ -90,7 +104,7 @@ impl Saving {
                     Some(within),
                     state,
                     history,
-                    run,
+                    hyperparameters,
                 )?;
                 true
             }
@@ -107,7 +121,7 @@ impl Saving {
         within: Option<Within>,
         state: &TrainState<M>,
         history: &History,
-        (options, hyperparameters): (&FitOptions, &serde_json::Value),
+        hyperparameters: &serde_json::Value,
     ) -> Result<(), FitError> {
         self.writer.write(
             slot,
@@ -115,7 +129,7 @@ impl Saving {
                 epoch,
                 files: Default::default(),
                 history: history.clone(),
-                options: serde_json::to_value(options).unwrap_or_default(),
+                options: self.options.clone(),
                 hyperparameters: hyperparameters.clone(),
                 within,
             },
