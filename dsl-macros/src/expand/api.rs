@@ -33,27 +33,24 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
     let best_result = result(quote!((usize, #model_name)));
     let eval_result = result(quote!(#Rt::Evaluation));
     let l = Locals::new();
-    let b = match bodies {
-        Bodies::Real(keys) => Some(RealBodies::new(exp, name, snake, keys, &l)),
-        Bodies::Dummy => None,
+    let dummy = matches!(bodies, Bodies::Dummy);
+    let EntryBodies {
+        config: config_body,
+        run_dir: run_dir_body,
+        load_with: load_with_body,
+        load_best_with: best_body,
+        evaluate: evaluate_body,
+        cli: cli_body,
+        with_options: with_options_body,
+    } = match bodies {
+        Bodies::Real(keys) => EntryBodies::new(exp, name, snake, keys, &l),
+        Bodies::Dummy => EntryBodies::unreachable(),
     };
-    let body = |real: fn(&RealBodies) -> TokenStream| match &b {
-        Some(b) => real(b),
-        None => quote!(::core::unreachable!()),
-    };
-    let run_dir_body = body(|b| b.run_dir.clone());
-    let (config_body, load_with_body, best_body, evaluate_body, cli_body, with_options_body) = (
-        body(|b| b.config.clone()),
-        body(|b| b.load_with.clone()),
-        body(|b| b.load_best_with.clone()),
-        body(|b| b.evaluate.clone()),
-        body(|b| b.cli.clone()),
-        body(|b| b.with_options.clone()),
-    );
     let Locals { config, adjust, .. } = &l;
-    let allow = match b {
-        Some(_) => quote!(),
-        None => quote!(#[allow(unused_variables, clippy::all)]),
+    let allow = if dummy {
+        quote!(#[allow(unused_variables, clippy::all)])
+    } else {
+        quote!()
     };
     quote! {
         #allow
@@ -132,8 +129,8 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
     }
 }
 
-/// The bodies generated from a valid experiment.
-struct RealBodies {
+/// The bodies of the entry points.
+struct EntryBodies {
     config: TokenStream,
     run_dir: TokenStream,
     load_with: TokenStream,
@@ -143,7 +140,22 @@ struct RealBodies {
     with_options: TokenStream,
 }
 
-impl RealBodies {
+impl EntryBodies {
+    /// Bodies that never run, for the dummy expansion.
+    fn unreachable() -> Self {
+        let never = || quote!(::core::unreachable!());
+        Self {
+            config: never(),
+            run_dir: never(),
+            load_with: never(),
+            load_best_with: never(),
+            evaluate: never(),
+            cli: never(),
+            with_options: never(),
+        }
+    }
+
+    /// Bodies generated from a valid experiment.
     fn new(exp: &Experiment, name: &Ident, snake: &str, keys: &[ConfigKey], l: &Locals) -> Self {
         let model = exp.model.as_ref().expect("validated");
         let step = exp.step.as_ref().expect("validated");

@@ -31,6 +31,9 @@ pub(super) struct Run<'a, M: LearnerModel> {
     pub stopped: bool,
 }
 
+/// A run's training metrics.
+type TrainMetrics<M> = [Box<dyn SplitMetric<TrainOutputOf<M>>>];
+
 pub(super) type Metrics<'m, M> = (
     &'m mut Vec<Box<dyn SplitMetric<TrainOutputOf<M>>>>,
     &'m mut Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
@@ -83,9 +86,9 @@ impl<M: LearnerModel> Run<'_, M> {
             let step = match trained {
                 EpochEnd::Completed { step } => step,
                 EpochEnd::Interrupted { batches, step } => {
-                    return Err(self.interrupted(epoch, batches, step, train_metrics));
+                    return Err(self.interrupted(epoch, step, Some((batches, train_metrics))));
                 }
-                EpochEnd::Abandoned { step } => return Err(self.abandoned(epoch, step)),
+                EpochEnd::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),
             };
             let validated = epoch::valid_epoch(
                 &self.state.model,
@@ -96,7 +99,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 self.state.interruptible,
             )?;
             if !validated {
-                return Err(self.abandoned(epoch, step));
+                return Err(self.interrupted(epoch, step, None));
             }
             self.flush()?;
             self.progress.epoch_end(|| {
@@ -117,65 +120,48 @@ impl<M: LearnerModel> Run<'_, M> {
         Ok(last_epoch)
     }
 
-    /// Ends a run stopped by Ctrl-C/SIGTERM inside `epoch`: saves where it got to when it can,
-    /// and says where the next run continues from.
+    /// Ends a run stopped by Ctrl-C/SIGTERM inside `epoch` after global step `step`, and says
+    /// where the next run continues from. With `within` (the batches of the epoch trained, and
+    /// the training metrics) the run saves that position when it can; without it (stopped
+    /// while validating, or with gradients half accumulated) it continues from the last
+    /// checkpoint.
     fn interrupted(
         &mut self,
         epoch: usize,
-        batches: usize,
         step: usize,
-        train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        within: Option<(usize, &TrainMetrics<M>)>,
     ) -> FitError {
         if let Err(err) = self.flush() {
             return err;
         }
         let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
-        let saved_here = match self.saving.take() {
-            Some(saving) => {
+        let saved_here = match (self.saving.take(), within) {
+            (Some(saving), Some((batches, train_metrics))) => {
                 let within = Within {
                     batches,
                     step,
                     carried: Vec::new(),
                 };
-                match saving.interrupted(
+                saving.interrupted(
                     epoch,
                     within,
                     train_metrics,
                     &self.state,
                     &self.history,
                     self.hyperparameters,
-                ) {
-                    Ok(saved) => saved,
-                    Err(err) => return err,
-                }
+                )
             }
-            None => false,
+            (Some(saving), None) => saving.writer.finish().map(|()| false).map_err(Into::into),
+            (None, _) => Ok(false),
         };
-        FitError::Interrupted {
-            epoch,
-            step,
-            saved_here,
-            checkpoint: newest,
-        }
-    }
-
-    /// Ends a run stopped by Ctrl-C/SIGTERM where no checkpoint can be taken (while validating,
-    /// or with gradients half accumulated): the next run continues from the last checkpoint.
-    fn abandoned(&mut self, epoch: usize, step: usize) -> FitError {
-        if let Err(err) = self.flush() {
-            return err;
-        }
-        let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
-        if let Some(saving) = self.saving.take()
-            && let Err(err) = saving.writer.finish()
-        {
-            return err.into();
-        }
-        FitError::Interrupted {
-            epoch,
-            step,
-            saved_here: false,
-            checkpoint: newest,
+        match saved_here {
+            Ok(saved_here) => FitError::Interrupted {
+                epoch,
+                step,
+                saved_here,
+                checkpoint: newest,
+            },
+            Err(err) => err,
         }
     }
 
