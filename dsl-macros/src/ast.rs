@@ -90,10 +90,12 @@ pub struct Step {
     pub body: Expr,
 }
 
-/// `loader: { train: .., valid: .., batcher: .., batch_size: .., shuffle: .., workers: .. }`
+/// `loader: { train: .., valid: .., test: .., batcher: .., batch_size: .., shuffle: .., workers: .. }`
 pub struct Loader {
     pub train: Option<Expr>,
     pub valid: Option<Expr>,
+    /// Evaluated once, after training, with the best (or last) checkpoint.
+    pub test: Option<Expr>,
     pub batcher: Option<Expr>,
     pub batch_size: Option<Number>,
     pub shuffle: Option<Number>,
@@ -138,18 +140,22 @@ pub enum Schedule {
     WarmUp { steps: Number, then: Box<Schedule> },
 }
 
-/// `split.metric` or `split.metric(arg)`.
+/// `split.metric`, `split.metric(arg)`, or the user's own `split.metric(name = expr)`.
 #[derive(Clone)]
 pub struct MetricRef {
     pub split: Ident,
+    /// The catalogue name, or the name of the user's metric.
     pub name: Ident,
     pub arg: Option<Number>,
+    /// The user's metric value, for `split.metric(name = expr)`.
+    pub custom: Option<Expr>,
 }
 
 impl MetricRef {
     /// The key the runtime reports the metric under: `loss`, `top_k(2)`, `fbeta(0.5)`.
     pub fn key(&self) -> String {
         match &self.arg {
+            _ if self.custom.is_some() => self.name.to_string(),
             Some(arg) if self.name == "top_k" => format!("top_k({})", arg.as_usize()),
             Some(arg) => format!("{}({})", self.name, arg.value),
             None if self.name == "lr" => "lr".to_owned(),

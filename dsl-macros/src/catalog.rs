@@ -36,6 +36,8 @@ pub enum MetricType {
 
 const CLASSIFICATION: &str = "ClassificationOutput";
 const CLASSIFICATION_OR_SEQUENCE: &str = "ClassificationOutput, SequenceOutput";
+const CLASSIFICATION_OR_MULTILABEL: &str = "ClassificationOutput, MultiLabelClassificationOutput";
+const SEQUENCE: &str = "SequenceOutput";
 
 pub const METRICS: &[MetricSpec] = &[
     MetricSpec {
@@ -102,6 +104,41 @@ pub const METRICS: &[MetricSpec] = &[
         outputs: CLASSIFICATION_OR_SEQUENCE,
     },
     MetricSpec {
+        name: "auc_pr",
+        arg: MetricArg::None,
+        burn_type: MetricType::Burn("AucPrMetric"),
+        constructor: "auc_pr",
+        outputs: CLASSIFICATION_OR_MULTILABEL,
+    },
+    MetricSpec {
+        name: "hamming",
+        arg: MetricArg::None,
+        burn_type: MetricType::Burn("HammingScore"),
+        constructor: "hamming",
+        outputs: "MultiLabelClassificationOutput",
+    },
+    MetricSpec {
+        name: "cer",
+        arg: MetricArg::None,
+        burn_type: MetricType::Burn("CharErrorRate"),
+        constructor: "cer",
+        outputs: SEQUENCE,
+    },
+    MetricSpec {
+        name: "wer",
+        arg: MetricArg::None,
+        burn_type: MetricType::Burn("WordErrorRate"),
+        constructor: "wer",
+        outputs: SEQUENCE,
+    },
+    MetricSpec {
+        name: "iteration_speed",
+        arg: MetricArg::None,
+        burn_type: MetricType::Burn("IterationSpeedMetric"),
+        constructor: "iteration_speed",
+        outputs: "every output",
+    },
+    MetricSpec {
         name: "lr",
         arg: MetricArg::None,
         burn_type: MetricType::Burn("LearningRateMetric"),
@@ -120,7 +157,7 @@ pub fn metric_names() -> Vec<&'static str> {
 }
 
 /// The splits a metric can be recorded on.
-pub const SPLITS: &[&str] = &["train", "valid"];
+pub const SPLITS: &[&str] = &["train", "valid", "test"];
 
 /// The range an optimizer argument must lie in.
 #[derive(Clone, Copy)]

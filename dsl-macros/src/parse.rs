@@ -40,6 +40,7 @@ pub const KEYS: &[&str] = &[
 pub const LOADER_KEYS: &[&str] = &[
     "train",
     "valid",
+    "test",
     "batcher",
     "batch_size",
     "shuffle",
@@ -250,6 +251,7 @@ fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
     let mut loader = Loader {
         train: None,
         valid: None,
+        test: None,
         batcher: None,
         batch_size: None,
         shuffle: None,
@@ -261,6 +263,7 @@ fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
         match key.to_string().as_str() {
             "train" => loader.train = Some(input.parse()?),
             "valid" => loader.valid = Some(input.parse()?),
+            "test" => loader.test = Some(input.parse()?),
             "batcher" => loader.batcher = Some(input.parse()?),
             "batch_size" => loader.batch_size = Some(number(input)?),
             "shuffle" => loader.shuffle = Some(seed(input)?),
@@ -486,6 +489,9 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
         )
     })?;
     let name: Ident = input.parse()?;
+    if name == "metric" && input.peek(syn::token::Paren) {
+        return custom_metric(input, split, name);
+    }
     let arg = if input.peek(syn::token::Paren) {
         let content;
         parenthesized!(content in input);
@@ -493,7 +499,41 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
     } else {
         None
     };
-    Ok(MetricRef { split, name, arg })
+    Ok(MetricRef {
+        split,
+        name,
+        arg,
+        custom: None,
+    })
+}
+
+/// `split.metric(name = expr)`: the user's own metric, under the name it is recorded as.
+fn custom_metric(input: ParseStream, split: Ident, keyword: Ident) -> syn::Result<MetricRef> {
+    let content;
+    parenthesized!(content in input);
+    let named = content.peek(Ident) && content.peek2(Token![=]) && !content.peek2(Token![==]);
+    if !named {
+        return Err(syn::Error::new(
+            content.span(),
+            format!(
+                "name your metric: write `{split}.metric(my_name = <metric>)`\nhelp: the name is its column in metrics.csv and what `best(..)` and `patience(..)` refer to"
+            ),
+        ));
+    }
+    let name: Ident = content.parse()?;
+    content.parse::<Token![=]>()?;
+    let expr: Expr = content.parse()?;
+    if !content.is_empty() {
+        return Err(content.error(format!(
+            "`{keyword}(..)` takes one metric: write `{split}.metric({name} = <metric>)`"
+        )));
+    }
+    Ok(MetricRef {
+        split,
+        name,
+        arg: None,
+        custom: Some(expr),
+    })
 }
 
 fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {

@@ -262,9 +262,10 @@ fn example(name: &str) -> &'static str {
 /// Splits and metric names are known, arguments present where needed, no metric twice.
 /// Returns the metrics that passed, as recorded by the run.
 fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
+    let splits = splits(exp);
     let mut recorded: Vec<MetricRef> = Vec::new();
     for metric in exp.metrics.iter().flatten() {
-        if check_metric_ref(metric, errors) {
+        if check_metric_ref(metric, &splits, errors) {
             if recorded.iter().any(|m| m.same_metric(metric)) {
                 err(
                     errors,
@@ -283,6 +284,16 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
     recorded
 }
 
+/// The splits metrics can be recorded on: `test` only with a `loader: { test: .. }`.
+fn splits(exp: &Experiment) -> Vec<&'static str> {
+    let has_test = exp.loader.as_ref().is_some_and(|l| l.test.is_some());
+    SPLITS
+        .iter()
+        .copied()
+        .filter(|s| *s != "test" || has_test)
+        .collect()
+}
+
 /// The metrics recorded when `metrics` is absent: `train.loss` and `valid.loss`.
 pub fn default_metrics() -> Vec<MetricRef> {
     ["train", "valid"]
@@ -291,24 +302,43 @@ pub fn default_metrics() -> Vec<MetricRef> {
             split: syn::Ident::new(split, Span::call_site()),
             name: syn::Ident::new("loss", Span::call_site()),
             arg: None,
+            custom: None,
         })
         .collect()
 }
 
-/// One `split.metric(arg)`: known split, known metric, right argument.
-fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
+/// One `split.metric(arg)` or `split.metric(name = expr)`: known split, known metric (or a
+/// name of the user's own that no catalogue metric has), right argument.
+fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) -> bool {
     let split = metric.split.to_string();
     let mut ok = true;
-    if !SPLITS.contains(&split.as_str()) {
+    if !splits.contains(&split.as_str()) {
+        let fix = if split == "test" {
+            "add a test split to the loader: `loader: { .., test: my_test_dataset() }`".to_owned()
+        } else {
+            format!("use {}", splits.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+        };
         err(
             errors,
             metric.split.span(),
             &format!("unknown split `{split}`"),
-            "use `train` or `valid`",
+            &fix,
         );
         ok = false;
     }
     let name = metric.name.to_string();
+    if metric.custom.is_some() {
+        if catalog::metric(&name).is_some() {
+            err(
+                errors,
+                metric.name.span(),
+                &format!("`{name}` is the name of a built-in metric"),
+                &format!("give your metric another name, e.g. `{split}.metric(my_{name} = ..)`, or use `{split}.{name}`"),
+            );
+            ok = false;
+        }
+        return ok;
+    }
     let names = catalog::metric_names();
     match catalog::metric(&name).map(|m| m.arg) {
         None => {
@@ -319,7 +349,9 @@ fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
                 .join(", ");
             let hint = match closest(&name, &names) {
                 Some(k) => format!("did you mean `{k}`?"),
-                None => format!("the metrics (and the outputs that feed them) are: {all}"),
+                None => format!(
+                    "the metrics (and the outputs that feed them) are: {all}; for any other Burn metric write `{split}.metric(name = MyMetric::new())`"
+                ),
             };
             err(
                 errors,
@@ -377,20 +409,43 @@ fn check_metric_ref(metric: &MetricRef, errors: &mut Errors) -> bool {
     ok
 }
 
-/// A metric named by `best(..)` or `patience(..)` must be recorded on that split.
+/// A metric named by `best(..)` or `patience(..)` must be recorded on that split, a split
+/// measured every epoch; the user's own metrics are named by their name alone.
 fn must_be_recorded(what: &str, metric: &MetricRef, recorded: &[MetricRef], errors: &mut Errors) {
-    if !check_metric_ref(metric, errors) {
-        return;
-    }
-    if !recorded.iter().any(|m| m.same_metric(metric)) {
-        let key = format!("{}.{}", metric.split, metric.key());
+    let key = format!("{}.{}", metric.split, metric.key());
+    if metric.custom.is_some() {
         err(
             errors,
             metric.name.span(),
-            &format!("{what} uses `{key}`, which is not recorded"),
-            &format!("add `{key}` to `metrics`"),
+            &format!("{what} names a metric by its name alone"),
+            &format!("define it in `metrics` and write `{key}` here"),
         );
+        return;
     }
+    if metric.split == "test" {
+        err(
+            errors,
+            metric.split.span(),
+            &format!("{what} cannot watch the test split: it is measured once, after training"),
+            &format!("watch a validation metric, e.g. `valid.{}`", metric.key()),
+        );
+        return;
+    }
+    if recorded.iter().any(|m| m.same_metric(metric)) {
+        return;
+    }
+    let own = recorded
+        .iter()
+        .any(|m| m.custom.is_some() && m.name == metric.name && metric.arg.is_none());
+    if !own && !check_metric_ref(metric, &["train", "valid"], errors) {
+        return;
+    }
+    err(
+        errors,
+        metric.name.span(),
+        &format!("{what} uses `{key}`, which is not recorded"),
+        &format!("add `{key}` to `metrics`"),
+    );
 }
 
 /// `keep_last(n ≥ 1)`, `every(k ≥ 1)`, `best(recorded metric)`, and `none` only alone.

@@ -73,7 +73,8 @@ pub fn uses_burn(engine: Engine, strategy: Strategy, devices: usize) -> bool {
 fn burn_split(split: Split) -> BurnSplit {
     match split {
         Split::Train => BurnSplit::Train,
-        Split::Valid => BurnSplit::Valid,
+        // Test metrics are measured after Burn's Learner returns, never registered with it.
+        Split::Valid | Split::Test => BurnSplit::Valid,
     }
 }
 
@@ -383,6 +384,8 @@ where
         history,
         last_epoch,
         run_dir,
+        test: None,
+        stopped: None,
     })
 }
 

@@ -16,11 +16,13 @@ use crate::history::Split;
 use crate::metric::SplitMetric;
 use crate::output::runs::Runs;
 
-/// The values of an experiment's validation metrics on another dataset.
+/// The values of an experiment's metrics on a dataset other than the training split's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
     /// `(metric key, value)` in declaration order.
     pub values: Vec<(String, f64)>,
+    /// The checkpoint measured, for the test split; `None` for a model passed in.
+    pub epoch: Option<usize>,
 }
 
 impl Evaluation {
@@ -106,7 +108,7 @@ pub fn evaluate<M, I, B>(
     dataset: impl Dataset<I> + 'static,
     batcher: B,
     batch_size: usize,
-    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+    metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
 ) -> Result<Evaluation, FitError>
 where
     M: InferenceStep + Module,
@@ -114,10 +116,37 @@ where
     B: Batcher<I, <M as InferenceStep>::Input> + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
+    let values = measure(
+        model,
+        Split::Valid,
+        Arc::new(dataset),
+        Arc::new(batcher),
+        batch_size,
+        metrics,
+    )?;
+    Ok(Evaluation {
+        values,
+        epoch: None,
+    })
+}
+
+/// The values of `metrics` for `model` (put in inference mode) over `dataset`, one pass in
+/// order; errors name `split`.
+pub(crate) fn measure<M, I>(
+    model: &M,
+    split: Split,
+    dataset: Arc<dyn Dataset<I>>,
+    batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
+    batch_size: usize,
+    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+) -> Result<Vec<(String, f64)>, FitError>
+where
+    M: InferenceStep + Module,
+    I: Clone + Send + Sync + 'static,
+    <M as InferenceStep>::Input: Send + 'static,
+{
     if dataset.is_empty() {
-        return Err(FitError::EmptyDataset {
-            split: Split::Valid,
-        });
+        return Err(FitError::EmptyDataset { split });
     }
     let model = model.valid();
     let device = model
@@ -126,28 +155,18 @@ where
         .next()
         .unwrap_or_default()
         .inner();
-    let batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>> = Arc::new(batcher);
-    let loader = Loader::new(
-        "eval",
-        Arc::new(dataset),
-        batcher,
-        device,
-        batch_size,
-        None,
-        0,
-    )
-    .map_err(FitError::Workers)?;
-    infer(&model, loader.epoch(1, None), 1, &mut metrics, false)?;
-    let values = metrics
+    let loader = Loader::new(split.as_str(), dataset, batcher, device, batch_size, None, 0)
+        .map_err(FitError::Workers)?;
+    infer(&model, loader.epoch(1, None), (split, 1), &mut metrics, false)?;
+    metrics
         .iter_mut()
         .map(|m| {
             let value = m.finish_epoch().map_err(|source| FitError::Metric {
-                split: Split::Valid,
+                split,
                 metric: m.key().to_owned(),
                 source,
             })?;
             Ok((m.key().to_owned(), value))
         })
-        .collect::<Result<_, FitError>>()?;
-    Ok(Evaluation { values })
+        .collect()
 }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The two splits of a run.
+/// The splits of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Split {
@@ -10,14 +10,17 @@ pub enum Split {
     Train,
     /// Batches the model is evaluated on after each training epoch.
     Valid,
+    /// Batches the best (or last) checkpoint is evaluated on once, after training.
+    Test,
 }
 
 impl Split {
-    /// `train` or `valid`, as in `metrics.csv` and in `training!`.
+    /// `train`, `valid` or `test`, as in `metrics.csv` and in `training!`.
     pub fn as_str(self) -> &'static str {
         match self {
             Split::Train => "train",
             Split::Valid => "valid",
+            Split::Test => "test",
         }
     }
 }

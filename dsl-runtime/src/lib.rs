@@ -80,6 +80,7 @@
 //! Nothing global is installed: no panic hook, no logger.
 #![warn(missing_docs)]
 
+pub mod callback;
 pub mod checkpoint;
 pub mod cli;
 pub mod contract;
@@ -97,6 +98,7 @@ pub mod spec;
 mod via_value;
 
 pub use dsl_macros::{Batch, StepOutput, training};
+pub use callback::{Callback, Control};
 pub use error::FitError;
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
@@ -104,6 +106,7 @@ pub use options::FitOptions;
 
 /// What an experiment file needs in scope.
 pub mod prelude {
+    pub use crate::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
     pub use crate::evaluate::Evaluation;
     pub use crate::fit::{Data, Fit, FitReport};
     pub use crate::history::{History, Split};
@@ -115,6 +118,7 @@ pub mod prelude {
 /// What `training!` expansions name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::callback::Callback;
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
     pub use crate::contract::{
@@ -122,7 +126,7 @@ pub mod __private {
     };
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
-    pub use crate::fit::{Data, Fit, FitReport};
+    pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};

@@ -3,6 +3,7 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use super::respan;
 use crate::ast::*;
@@ -15,8 +16,13 @@ pub fn recorded(exp: &Experiment) -> Vec<MetricRef> {
     exp.metrics.clone().unwrap_or_else(default_metrics)
 }
 
-/// The runtime constructor of a metric (`metric::top_k(5)`).
+/// The runtime constructor of a metric (`metric::top_k(5)`); the user's own metric goes
+/// through `metric::custom`, at the user's expression, which checks that it is a metric.
 pub fn constructor(m: &MetricRef) -> TokenStream {
+    if let Some(expr) = &m.custom {
+        let key = m.key();
+        return quote_spanned!(expr.span()=> #Rt::metric::custom(#key, #expr));
+    }
     let spec = catalog::metric(&m.name.to_string()).expect("validated");
     let f = Ident::new(spec.constructor, Span::call_site());
     let arg = m.arg.as_ref().map(|a| match spec.arg {
@@ -32,8 +38,11 @@ pub fn constructor(m: &MetricRef) -> TokenStream {
     quote!(#Rt::metric::#f(#arg))
 }
 
-/// The metric's type, every token at `span`.
+/// The metric's type, every token at `span`; inferred from the value for the user's own.
 fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
+    if m.custom.is_some() {
+        return quote_spanned!(span=> _);
+    }
     let spec = catalog::metric(&m.name.to_string()).expect("validated");
     match spec.burn_type {
         MetricType::Ours(ty) => {
@@ -47,10 +56,15 @@ fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
     }
 }
 
+/// Where a metric is reported: the user's expression for their own metric, else its name.
+fn span(m: &MetricRef) -> Span {
+    m.custom.as_ref().map_or(m.name.span(), |e| e.span())
+}
+
 /// `m`, boxed for the step output of `model_name` (the training step's for `train.*`, the
 /// inference step's otherwise).
 pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
-    let span = m.name.span();
+    let span = span(m);
     let ctor = constructor(m);
     let metric = metric_type(m, span);
     let step = if m.split == "train" {
@@ -58,10 +72,14 @@ pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
     } else {
         quote!(InferenceStep)
     };
-    respan(
-        quote!(<<#model_name as #Rt::burn::train::#step>::Output as #Rt::MetricSource<#metric>>::boxed(#ctor)),
-        span,
-    )
+    let boxed = quote!(<<#model_name as #Rt::burn::train::#step>::Output as #Rt::MetricSource<#metric>>::boxed);
+    if m.custom.is_some() {
+        // The user's expression keeps its own spans, for errors inside it.
+        let boxed = respan(boxed, span);
+        quote_spanned!(span=> #boxed(#ctor))
+    } else {
+        respan(quote!(#boxed(#ctor)), span)
+    }
 }
 
 /// `.train_metric(..)` / `.valid_metric(..)` calls on a `Fit`.
@@ -91,7 +109,7 @@ pub fn valid_boxes(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
 /// The Burn metric a metric name stands for, as an expression (Burn's `LossMetric` for `loss`:
 /// our sample-weighted loss emits no per-step entries for Burn's loggers).
 pub fn burn_metric(m: &MetricRef) -> TokenStream {
-    if m.name == "loss" {
+    if m.name == "loss" && m.custom.is_none() {
         quote!(#Rt::burn::train::metric::LossMetric::new())
     } else {
         let ctor = constructor(m);

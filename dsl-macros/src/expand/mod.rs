@@ -89,12 +89,18 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
     let loader = exp
         .loader
         .iter()
-        .flat_map(|l| [&l.train, &l.valid, &l.batcher]);
+        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.batcher]);
     let loader = loader.flatten().map(|e| quote!(let _ = #e;));
     let optimizer = match &exp.optimizer {
         Some(Optimizer::Expr(e)) => Some(quote!(let _ = #e;)),
         _ => None,
     };
+    let metrics = exp
+        .metrics
+        .iter()
+        .flatten()
+        .filter_map(|m| m.custom.as_ref())
+        .map(|e| quote!(let _ = #e;));
     quote! {
         const _: () = {
             #[allow(dead_code, unused)]
@@ -103,6 +109,7 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
                 #step
                 #(#loader)*
                 #optimizer
+                #(#metrics)*
             }
         };
     }

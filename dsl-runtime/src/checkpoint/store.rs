@@ -87,6 +87,9 @@ pub struct SavedState {
     /// Set in the checkpoint of an interrupted run: how far into epoch `epoch + 1` it got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<Within>,
+    /// What each callback saved (`Callback::save`), in the run's order; empty when none saves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub callbacks: Vec<serde_json::Value>,
 }
 
 /// The part of an epoch an interrupted run completed.

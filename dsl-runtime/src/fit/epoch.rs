@@ -8,6 +8,7 @@ use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 use super::clip::clip_global_norm;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
+use crate::callback::{Callbacks, StepEnd};
 use crate::data::{DataError, EpochBatches, Loader};
 use crate::history::{History, Split};
 use crate::interrupt;
@@ -24,6 +25,7 @@ pub(super) struct EpochSink<'a> {
     pub progress: &'a mut Progress,
     /// Batch limits of the training and validation splits.
     pub limits: (Option<usize>, Option<usize>),
+    pub callbacks: &'a mut Callbacks,
 }
 
 impl EpochSink<'_> {
@@ -173,6 +175,7 @@ impl<M: LearnerModel> TrainState<M> {
                     })
                 }
             };
+            let stepped = grads.is_some();
             if let Some(mut grads) = grads {
                 if let Some(max) = self.clip_norm {
                     clip_global_norm(&self.model, &mut grads, max).map_err(|source| {
@@ -217,6 +220,15 @@ impl<M: LearnerModel> TrainState<M> {
                 }
             }
             ctx.progress.step(step_loss);
+            if stepped && !ctx.callbacks.is_empty() {
+                let end = StepEnd {
+                    epoch,
+                    step,
+                    loss: step_loss,
+                    lr: self.lr.base(),
+                };
+                ctx.callbacks.each(|c| c.step_end(&end));
+            }
             // Only between optimizer steps: accumulated gradients are not part of a checkpoint.
             if accumulated == 0 && self.interruptible && interrupt::raised() {
                 return Ok(EpochEnd::Interrupted {
@@ -247,20 +259,27 @@ where
     I: Clone + Send + Sync + 'static,
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
-    if !infer(&model.valid(), batches, ctx.epoch, metrics, interruptible)? {
+    if !infer(
+        &model.valid(),
+        batches,
+        (Split::Valid, ctx.epoch),
+        metrics,
+        interruptible,
+    )? {
         return Ok(false);
     }
     ctx.finish(Split::Valid, metrics, series)?;
     Ok(true)
 }
 
-/// Runs `model` (already in inference mode) over `batches`, feeding every metric: the shared
-/// body of a validation epoch and of evaluating a test set. `false` when a run holding the
-/// Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last batch.
+/// Runs `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every
+/// metric: the shared body of a validation epoch and of evaluating a test set. `false` when a
+/// run holding the Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last
+/// batch.
 pub(crate) fn infer<M, I>(
     model: &M,
     mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
-    epoch: usize,
+    (split, epoch): (Split, usize),
     metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
     interruptible: bool,
 ) -> Result<bool, FitError>
@@ -274,7 +293,7 @@ where
             return Ok(false);
         }
         let batch = batch.map_err(|source| FitError::Data {
-            split: Split::Valid,
+            split,
             epoch,
             batch: index,
             source,
@@ -286,7 +305,7 @@ where
             lr: None,
         };
         for metric in metrics.iter_mut() {
-            update(Split::Valid, metric.as_mut(), &item, &metadata)?;
+            update(split, metric.as_mut(), &item, &metadata)?;
         }
     }
     Ok(true)

@@ -7,6 +7,7 @@ mod finite;
 mod resume;
 mod run;
 mod saving;
+mod test_split;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use serde::Serialize;
 
 use crate::{FitError, FitOptions};
 
+use crate::callback::{Callback, Callbacks};
 use crate::checkpoint::{CheckpointDir, Policy};
 use crate::data::Loader;
 use crate::history::{History, Split};
@@ -34,6 +36,7 @@ use early_stop::Plateau;
 use epoch::TrainState;
 use run::Run;
 use saving::Saving;
+pub use test_split::{TestPlan, TestSplit, test_line};
 
 /// The output of the model's training step.
 pub type TrainOutputOf<M> = <M as TrainStep>::Output;
@@ -82,6 +85,7 @@ pub struct Fit<M: LearnerModel> {
     options: FitOptions,
     train_metrics: Vec<Box<dyn SplitMetric<TrainOutputOf<M>>>>,
     valid_metrics: Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
+    callbacks: Vec<Box<dyn Callback>>,
     hyperparameters: serde_json::Value,
 }
 
@@ -103,6 +107,10 @@ pub struct FitReport<M> {
     pub last_epoch: usize,
     /// Where `config.json` and `metrics.csv` were written.
     pub run_dir: std::path::PathBuf,
+    /// The test split's values, once [`FitReport::test`] has measured them.
+    pub test: Option<crate::evaluate::Evaluation>,
+    /// Why a callback stopped the run, if one did.
+    pub stopped: Option<String>,
 }
 
 impl<M: LearnerModel> FitReport<M> {
@@ -163,6 +171,7 @@ impl<M: LearnerModel> Fit<M> {
             options: FitOptions::default(),
             train_metrics: Vec::new(),
             valid_metrics: Vec::new(),
+            callbacks: Vec::new(),
             hyperparameters: serde_json::Value::Null,
         }
     }
@@ -189,6 +198,12 @@ impl<M: LearnerModel> Fit<M> {
     /// Records a metric on the validation split (see [`Fit::train_metric`]).
     pub fn valid_metric(mut self, metric: impl SplitMetric<ValidOutputOf<M>> + 'static) -> Self {
         self.valid_metrics.push(Box::new(metric));
+        self
+    }
+
+    /// Adds a callback; its hooks run after those of the callbacks added before it.
+    pub fn callback(mut self, callback: impl Callback + 'static) -> Self {
+        self.callbacks.push(Box::new(callback));
         self
     }
 
@@ -219,8 +234,10 @@ impl<M: LearnerModel> Fit<M> {
             options,
             mut train_metrics,
             mut valid_metrics,
+            callbacks,
             hyperparameters,
         } = self;
+        let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
         let keys = MetricKeys {
             train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
@@ -247,6 +264,7 @@ impl<M: LearnerModel> Fit<M> {
             (model, optimizer, lr_scheduler),
             history,
             &mut train_metrics,
+            &mut callbacks,
         )?;
         let config = RunConfig {
             options: &options,
@@ -295,6 +313,7 @@ impl<M: LearnerModel> Fit<M> {
             saving,
             stopper: options.early_stopping.clone().map(Plateau::new),
             stopped: false,
+            callbacks,
         };
         let last_epoch = run.epochs(
             start.first_epoch,
@@ -394,6 +413,7 @@ impl MetricKeys {
         let recorded = |split: Split, metric: &str| match split {
             Split::Train => self.train.iter().any(|k| k == metric),
             Split::Valid => self.valid.iter().any(|k| k == metric),
+            Split::Test => false,
         };
         let watched = options
             .early_stopping

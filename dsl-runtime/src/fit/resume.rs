@@ -5,6 +5,7 @@ use burn::optim::ModuleOptimizer;
 use burn::train::LearnerModel;
 
 use super::TrainOutputOf;
+use crate::callback::Callbacks;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Loaded, Resume, SavedState, Within};
 use crate::history::History;
 use crate::metric::SplitMetric;
@@ -96,6 +97,7 @@ pub(super) fn restore<M: LearnerModel>(
     (model, optimizer, lr_scheduler): (M, ModuleOptimizer, ModuleLrScheduler),
     declared: History,
     train_metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+    callbacks: &mut Callbacks,
 ) -> Result<Start<M>, FitError> {
     let fresh = Start {
         model,
@@ -143,6 +145,12 @@ pub(super) fn restore<M: LearnerModel>(
             metric.restore(carried)?;
         }
     }
+    callbacks
+        .restore(&loaded.state.callbacks)
+        .map_err(|message| FitError::InvalidOption {
+            option: "resume",
+            message,
+        })?;
     Ok(Start {
         model,
         optimizer: fresh.optimizer.load_record(loaded.optimizer),

@@ -9,6 +9,7 @@ use super::epoch::{self, EpochEnd, EpochSink, TrainState};
 use super::finite::non_finite_weights;
 use super::saving::Saving;
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
+use crate::callback::{Callbacks, Control, EpochEnd as CallbackEpochEnd, RunEnd, RunStart};
 use crate::checkpoint::Within;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
@@ -29,6 +30,7 @@ pub(super) struct Run<'a, M: LearnerModel> {
     pub stopper: Option<Plateau>,
     /// Whether early stopping ended the run.
     pub stopped: bool,
+    pub callbacks: Callbacks,
 }
 
 /// A run's training metrics.
@@ -62,9 +64,19 @@ impl<M: LearnerModel> Run<'_, M> {
         if self.stopped {
             return Ok(last_epoch);
         }
+        let start = RunStart {
+            first_epoch,
+            last_epoch: options.epochs,
+            run_dir: self.run_dir.path(),
+        };
+        self.callbacks.each(|c| c.run_start(&start));
+        if self.callbacks.stop().is_some() {
+            return Ok(last_epoch);
+        }
         let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
         for epoch in first_epoch..=options.epochs {
             let started = Instant::now();
+            self.callbacks.each(|c| c.epoch_start(epoch));
             let mut sink = EpochSink {
                 epoch,
                 last_epoch: options.epochs,
@@ -72,6 +84,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 run_dir: &mut self.run_dir,
                 progress: &mut self.progress,
                 limits: (options.limit_train_batches, options.limit_valid_batches),
+                callbacks: &mut self.callbacks,
             };
             let done = within.take().map_or(0, |within| within.batches);
             let trained = self.state.train_epoch(
@@ -105,7 +118,13 @@ impl<M: LearnerModel> Run<'_, M> {
             self.progress.epoch_end(|| {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
             });
+            let end = CallbackEpochEnd {
+                epoch,
+                history: &self.history,
+            };
+            self.callbacks.each(|c| c.epoch_end(&end));
             if let Some(saving) = &mut self.saving {
+                saving.callbacks = self.callbacks.states();
                 saving.epoch_done(epoch, &self.state, &self.history, self.hyperparameters)?;
             }
             last_epoch = epoch;
@@ -113,7 +132,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 .stopper
                 .as_mut()
                 .is_some_and(|s| s.should_stop(&self.history, epoch));
-            if self.stopped {
+            if self.stopped || self.callbacks.stop().is_some() {
                 break;
             }
         }
@@ -136,7 +155,8 @@ impl<M: LearnerModel> Run<'_, M> {
         }
         let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
         let saved_here = match (self.saving.take(), within) {
-            (Some(saving), Some((batches, train_metrics))) => {
+            (Some(mut saving), Some((batches, train_metrics))) => {
+                saving.callbacks = self.callbacks.states();
                 let within = Within {
                     batches,
                     step,
@@ -179,7 +199,20 @@ impl<M: LearnerModel> Run<'_, M> {
         // written; it is waited for only after them, and its failure is the one reported first:
         // a checkpoint matters more than a summary.
         let saving = self.saving.take();
-        let summary = console::summary_table(&self.history);
+        let stop = self.callbacks.take_stop();
+        let end = RunEnd {
+            last_epoch,
+            history: &self.history,
+            stopped: stop.as_deref(),
+        };
+        self.callbacks.each(|c| {
+            c.run_end(&end);
+            Control::Continue
+        });
+        let mut summary = console::summary_table(&self.history);
+        if let Some(reason) = &stop {
+            summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
+        }
         let written = self.write_summary(&summary);
         if let Some(saving) = saving {
             saving.writer.finish()?;
@@ -200,6 +233,8 @@ impl<M: LearnerModel> Run<'_, M> {
             history: self.history,
             last_epoch,
             run_dir: self.run_dir.path().to_owned(),
+            test: None,
+            stopped: stop,
         })
     }
 

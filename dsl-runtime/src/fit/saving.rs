@@ -19,6 +19,8 @@ pub(super) struct Saving {
     interrupted_on_disk: bool,
     /// The run's options as every state file saves them, serialized once.
     options: serde_json::Value,
+    /// What the callbacks saved at the end of the last epoch, for the next state file.
+    pub callbacks: Vec<serde_json::Value>,
 }
 
 impl Saving {
@@ -42,6 +44,7 @@ impl Saving {
             saved: checkpoints.epochs()?,
             policies: policies.clone(),
             interrupted_on_disk: checkpoints.has_interrupted(),
+            callbacks: Vec::new(),
         };
         if saving.interrupted_on_disk && !continues_within {
             saving.writer.delete(Slot::Interrupted)?;
@@ -132,6 +135,7 @@ impl Saving {
                 options: self.options.clone(),
                 hyperparameters: hyperparameters.clone(),
                 within,
+                callbacks: self.callbacks.clone(),
             },
             state.model.clone().into_record(),
             state.optimizer.to_record(),

@@ -4,9 +4,12 @@
 //! loop drives it exactly as Burn's Learner would.
 
 use burn::train::metric::{
-    AccuracyMetric, AurocMetric, ClassReduction, FBetaScoreMetric, LearningRateMetric,
-    PerplexityMetric, PrecisionMetric, RecallMetric, TopKAccuracyMetric,
+    AccuracyMetric, AucPrMetric, AurocMetric, CharErrorRate, ClassReduction, FBetaScoreMetric,
+    HammingScore, IterationSpeedMetric, LearningRateMetric, PerplexityMetric, PrecisionMetric,
+    RecallMetric, TopKAccuracyMetric, WordErrorRate,
 };
+
+use burn::train::metric::{Metric, Numeric};
 
 use super::{SampleLoss, Tracked};
 
@@ -68,3 +71,46 @@ pub fn perplexity() -> Tracked<PerplexityMetric> {
 pub fn learning_rate() -> Tracked<LearningRateMetric> {
     Tracked::new("lr", LearningRateMetric::new())
 }
+
+/// Burn's `AucPrMetric` (average precision), macro-averaged over one-vs-rest classes; key
+/// `auc_pr`.
+pub fn auc_pr() -> Tracked<AucPrMetric> {
+    Tracked::new("auc_pr", AucPrMetric::multiclass(ClassReduction::Macro))
+}
+
+/// Burn's `HammingScore` of multi-label outputs (threshold 0.5); key `hamming`.
+pub fn hamming() -> Tracked<HammingScore> {
+    Tracked::new("hamming", HammingScore::new())
+}
+
+/// Burn's `CharErrorRate` of sequence outputs (percent); key `cer`.
+pub fn cer() -> Tracked<CharErrorRate> {
+    Tracked::new("cer", CharErrorRate::new())
+}
+
+/// Burn's `WordErrorRate` of sequence outputs (percent); key `wer`.
+pub fn wer() -> Tracked<WordErrorRate> {
+    Tracked::new("wer", WordErrorRate::new())
+}
+
+/// Burn's `IterationSpeedMetric`: items per second; key `iteration_speed`.
+pub fn iteration_speed() -> Tracked<IterationSpeedMetric> {
+    Tracked::new("iteration_speed", IterationSpeedMetric::new())
+}
+
+/// The user's own metric `metric` under `key` (`valid.metric(key = metric)`).
+pub fn custom<M: CustomMetric>(key: &str, metric: M) -> Tracked<M> {
+    Tracked::new(key, metric)
+}
+
+/// A metric a run can record: Burn's `Metric`, with a number per epoch (`Numeric`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a numeric Burn metric",
+    label = "not a metric a run can record",
+    note = "implement Burn's `Metric` and `Numeric` for `{Self}` (see `examples/custom_metric`)"
+)]
+pub trait CustomMetric: Metric + Numeric + 'static {}
+
+// Not recommended in errors: the note says what to implement.
+#[diagnostic::do_not_recommend]
+impl<M: Metric + Numeric + 'static> CustomMetric for M {}

@@ -77,6 +77,8 @@ fn draw_panel<DB: DrawingBackend>(
         let color = match split {
             Split::Train => BLUE,
             Split::Valid => RED,
+            // Only the two per-epoch splits are drawn (see `curves` above).
+            Split::Test => BLACK,
         };
         let line = points.iter().map(|&(e, v)| (e as f64, v));
         chart

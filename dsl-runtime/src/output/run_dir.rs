@@ -142,7 +142,7 @@ impl RunDir {
 /// A value written without loss: a value that is exactly an `f32` (every loss) in its shortest
 /// `f32` form, so it parses back to the same bits as `f32`; anything else in its shortest `f64`
 /// form. Both forms are Rust's round-trip formatting.
-struct CsvValue(f64);
+pub(crate) struct CsvValue(pub f64);
 
 impl std::fmt::Display for CsvValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,0 +1,272 @@
+//! Typed hooks into a run: `callbacks: [..]` in `training!`, or [`Fit::callback`].
+//!
+//! Burn's Learner reports events to its own processors and renderers, which see metric entries
+//! but cannot stop a run nor keep state in its checkpoints; these hooks do both. A run with no
+//! callback skips every hook after one length check per step.
+//!
+//! [`Fit::callback`]: crate::Fit::callback
+
+use std::path::Path;
+
+use crate::history::{History, Split};
+
+/// What a hook asks of the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Continue,
+    /// End the run after the current epoch (validated and checkpointed as usual); the reason is
+    /// printed, written to `summary.md` and returned in [`FitReport::stopped`]. Asked from
+    /// [`Callback::run_start`], no epoch is trained.
+    ///
+    /// [`FitReport::stopped`]: crate::FitReport::stopped
+    Stop(String),
+}
+
+/// The start of a run.
+#[derive(Debug)]
+pub struct RunStart<'a> {
+    /// The first epoch this run trains (after the restored ones, when resuming).
+    pub first_epoch: usize,
+    /// The last epoch it would train.
+    pub last_epoch: usize,
+    /// Where its files go.
+    pub run_dir: &'a Path,
+}
+
+/// One optimizer step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepEnd {
+    /// The epoch.
+    pub epoch: usize,
+    /// The global, 1-based training step (the `step` column of `metrics.csv`).
+    pub step: usize,
+    /// The batch's `train.loss`, when it is recorded.
+    pub loss: Option<f64>,
+    /// The learning rate the step used.
+    pub lr: f64,
+}
+
+/// The end of an epoch: its values are in `history`.
+#[derive(Clone, Copy, Debug)]
+pub struct EpochEnd<'a> {
+    /// The epoch just validated.
+    pub epoch: usize,
+    /// Every value recorded so far.
+    pub history: &'a History,
+}
+
+impl EpochEnd<'_> {
+    /// This epoch's value of `split.metric`.
+    pub fn value(&self, split: Split, metric: &str) -> Option<f64> {
+        self.history.get(split, metric)?.at(self.epoch)
+    }
+}
+
+/// The end of a run that trained to its end or was stopped by a callback or early stopping
+/// (not one that failed or was interrupted).
+#[derive(Clone, Copy, Debug)]
+pub struct RunEnd<'a> {
+    /// The last epoch completed.
+    pub last_epoch: usize,
+    /// Every value recorded.
+    pub history: &'a History,
+    /// Why a callback stopped the run, if one did.
+    pub stopped: Option<&'a str>,
+}
+
+/// Hooks called by the fit loop, in the order of their `callbacks` list. Every method has a
+/// default that does nothing, so a callback implements only what it uses.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a callback",
+    label = "`callbacks` takes values implementing `dsl_runtime::callback::Callback`",
+    note = "implement `Callback` for `{Self}`: every hook has a default, so implement just the ones you need"
+)]
+pub trait Callback: Send {
+    /// Before the first epoch.
+    fn run_start(&mut self, _run: &RunStart<'_>) -> Control {
+        Control::Continue
+    }
+    /// Before an epoch's first batch.
+    fn epoch_start(&mut self, _epoch: usize) -> Control {
+        Control::Continue
+    }
+    /// After each optimizer step.
+    fn step_end(&mut self, _step: &StepEnd) -> Control {
+        Control::Continue
+    }
+    /// After an epoch is validated, before its checkpoint is written.
+    fn epoch_end(&mut self, _epoch: &EpochEnd<'_>) -> Control {
+        Control::Continue
+    }
+    /// After the last epoch.
+    fn run_end(&mut self, _end: &RunEnd<'_>) {}
+    /// The callback's state, saved in every checkpoint so that a resumed run continues it;
+    /// `None` (the default) for a callback without state.
+    fn save(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Takes back what [`Callback::save`] returned, when a run resumes from a checkpoint.
+    fn restore(&mut self, _state: serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The callbacks of a run, and the reason the first one to stop it gave.
+#[derive(Default)]
+pub(crate) struct Callbacks {
+    list: Vec<Box<dyn Callback>>,
+    stop: Option<String>,
+}
+
+impl Callbacks {
+    pub fn new(list: Vec<Box<dyn Callback>>) -> Self {
+        Self { list, stop: None }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Why a callback asked the run to stop.
+    pub fn stop(&self) -> Option<&str> {
+        self.stop.as_deref()
+    }
+
+    pub fn take_stop(&mut self) -> Option<String> {
+        self.stop.take()
+    }
+
+    /// Calls `hook` on every callback; the first `Stop` is kept.
+    pub fn each(&mut self, mut hook: impl FnMut(&mut dyn Callback) -> Control) {
+        for callback in &mut self.list {
+            if let Control::Stop(reason) = hook(callback.as_mut())
+                && self.stop.is_none()
+            {
+                self.stop = Some(reason);
+            }
+        }
+    }
+
+    /// What each callback saves, in order (`null` for none).
+    pub fn states(&self) -> Vec<serde_json::Value> {
+        if self.list.iter().all(|c| c.save().is_none()) {
+            return Vec::new();
+        }
+        self.list
+            .iter()
+            .map(|c| c.save().unwrap_or(serde_json::Value::Null))
+            .collect()
+    }
+
+    /// Gives each callback back what a checkpoint saved for it.
+    pub fn restore(&mut self, states: &[serde_json::Value]) -> Result<(), String> {
+        if states.is_empty() {
+            return Ok(());
+        }
+        if states.len() != self.list.len() {
+            return Err(format!(
+                "the checkpoint holds the state of {} callbacks, this run has {}: resume with the same callbacks",
+                states.len(),
+                self.list.len()
+            ));
+        }
+        for (i, (callback, state)) in self.list.iter_mut().zip(states).enumerate() {
+            if !state.is_null() {
+                callback
+                    .restore(state.clone())
+                    .map_err(|e| format!("callback {} cannot take back its state: {e}", i + 1))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Counter {
+        steps: u64,
+        stop_at: u64,
+    }
+
+    impl Callback for Counter {
+        fn step_end(&mut self, _: &StepEnd) -> Control {
+            self.steps += 1;
+            if self.steps == self.stop_at {
+                Control::Stop(format!("{} steps", self.steps))
+            } else {
+                Control::Continue
+            }
+        }
+        fn save(&self) -> Option<serde_json::Value> {
+            Some(self.steps.into())
+        }
+        fn restore(&mut self, state: serde_json::Value) -> Result<(), String> {
+            self.steps = state.as_u64().ok_or("not a count")?;
+            Ok(())
+        }
+    }
+
+    struct Silent;
+    impl Callback for Silent {}
+
+    fn step() -> StepEnd {
+        StepEnd {
+            epoch: 1,
+            step: 1,
+            loss: None,
+            lr: 0.1,
+        }
+    }
+
+    #[test]
+    fn the_first_stop_is_kept_and_states_round_trip() {
+        let mut callbacks = Callbacks::new(vec![
+            Box::new(Silent),
+            Box::new(Counter {
+                steps: 0,
+                stop_at: 2,
+            }),
+        ]);
+        callbacks.each(|c| c.step_end(&step()));
+        assert_eq!(callbacks.stop(), None);
+        callbacks.each(|c| c.step_end(&step()));
+        assert_eq!(callbacks.stop(), Some("2 steps"));
+        let states = callbacks.states();
+        assert_eq!(states, vec![serde_json::Value::Null, 2.into()]);
+
+        let mut resumed = Callbacks::new(vec![
+            Box::new(Silent),
+            Box::new(Counter {
+                steps: 0,
+                stop_at: 3,
+            }),
+        ]);
+        resumed.restore(&states).unwrap();
+        resumed.each(|c| c.step_end(&step()));
+        assert_eq!(resumed.stop(), Some("3 steps"), "the count went on from 2");
+
+        let err = Callbacks::new(vec![Box::new(Silent)])
+            .restore(&states)
+            .unwrap_err();
+        assert!(err.contains("2 callbacks, this run has 1"), "{err}");
+        let mut bad = Callbacks::new(vec![
+            Box::new(Silent),
+            Box::new(Counter {
+                steps: 0,
+                stop_at: 1,
+            }),
+        ]);
+        let err = bad.restore(&[serde_json::Value::Null, "x".into()]).unwrap_err();
+        assert!(err.contains("callback 2"), "{err}");
+    }
+
+    #[test]
+    fn callbacks_without_state_save_nothing() {
+        let callbacks = Callbacks::new(vec![Box::new(Silent)]);
+        assert!(callbacks.states().is_empty());
+        assert!(Callbacks::default().is_empty());
+    }
+}

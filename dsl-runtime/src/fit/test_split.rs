@@ -1,0 +1,154 @@
+//! The test split: measured once, after training, on the checkpoint `best(..)` chose (the
+//! last epoch's model when no `best(..)` is set), and written next to the training figures.
+//!
+//! It runs after either engine has returned its [`FitReport`], so Burn's engine and ours share
+//! it; its values join the history as epoch rows of split `test`.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::Dataset;
+use burn::train::{InferenceStep, LearnerModel};
+
+use super::{FitReport, ValidOutputOf};
+use crate::checkpoint::Policy;
+use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure};
+use crate::history::Split;
+use crate::metric::SplitMetric;
+use crate::output::run_dir::CsvValue;
+use crate::{FitError, FitOptions};
+
+/// What measuring the test split needs of a run's options, taken before the run consumes them.
+#[derive(Clone, Debug)]
+pub struct TestPlan {
+    /// The metric of the first `best(..)` policy, which picks the checkpoint.
+    watch: Option<(Split, String)>,
+    batch_size: usize,
+    write_files: bool,
+    quiet: bool,
+}
+
+impl TestPlan {
+    /// The plan for a run with `options`.
+    pub fn new(options: &FitOptions) -> Self {
+        let watch = options.checkpoint.iter().flatten().find_map(|p| match p {
+            Policy::Best { split, metric } => Some((*split, metric.clone())),
+            _ => None,
+        });
+        Self {
+            watch,
+            batch_size: options.batch_size,
+            write_files: options.write_files,
+            quiet: options.quiet,
+        }
+    }
+}
+
+/// The test split of an experiment: its dataset, the batcher, and the `test.*` metrics.
+pub struct TestSplit<I, M: InferenceStep> {
+    /// The test items.
+    pub dataset: Arc<dyn Dataset<I>>,
+    /// The experiment's batcher.
+    pub batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
+    /// The `test.*` metrics, in declaration order.
+    pub metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+}
+
+impl<M: LearnerModel> FitReport<M> {
+    /// Measures `test` on the checkpoint `best(..)` chose (this report's model when there is
+    /// none, or when the run wrote no file), adds the values to the history, `metrics.csv`
+    /// and `summary.md`, and prints them.
+    pub fn test<I>(mut self, plan: &TestPlan, test: TestSplit<I, M>) -> Result<Self, FitError>
+    where
+        I: Clone + Send + Sync + 'static,
+    {
+        let chosen = match &plan.watch {
+            Some((split, metric)) if plan.write_files => {
+                best_checkpoint(&self.run_dir, Some((*split, metric)))?
+            }
+            _ => self.last_epoch,
+        };
+        let values = if chosen == self.last_epoch {
+            measure_split(&self.model, plan.batch_size, test)?
+        } else {
+            let best = load_checkpoint(&self.run_dir, chosen, self.model.clone())?;
+            measure_split(&best, plan.batch_size, test)?
+        };
+        for (key, value) in &values {
+            let index = self.history.declare(Split::Test, key, true);
+            self.history.record_epoch(index, chosen, *value);
+        }
+        let evaluation = Evaluation {
+            values,
+            epoch: Some(chosen),
+        };
+        if plan.write_files {
+            write_test(&self.run_dir, &evaluation).map_err(|source| FitError::RunDir {
+                path: self.run_dir.clone(),
+                source,
+            })?;
+        }
+        if !plan.quiet {
+            eprintln!("{}", test_line(&evaluation));
+        }
+        self.test = Some(evaluation);
+        Ok(self)
+    }
+}
+
+fn measure_split<M, I>(
+    model: &M,
+    batch_size: usize,
+    test: TestSplit<I, M>,
+) -> Result<Vec<(String, f64)>, FitError>
+where
+    M: LearnerModel,
+    I: Clone + Send + Sync + 'static,
+{
+    let metrics: Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>> = test.metrics;
+    measure(
+        model,
+        Split::Test,
+        test.dataset,
+        test.batcher,
+        batch_size,
+        metrics,
+    )
+}
+
+/// `test (checkpoint of epoch 3)  test.loss 0.5123  test.accuracy 81.2500`
+pub fn test_line(evaluation: &Evaluation) -> String {
+    let mut line = match evaluation.epoch {
+        Some(epoch) => format!("test (checkpoint of epoch {epoch})"),
+        None => "test".to_owned(),
+    };
+    for (key, value) in &evaluation.values {
+        line.push_str(&format!("  test.{key} {value:.4}"));
+    }
+    line
+}
+
+/// Appends the test rows to `metrics.csv` (epoch = the checkpoint's) and a section to
+/// `summary.md`.
+fn write_test(run_dir: &Path, evaluation: &Evaluation) -> std::io::Result<()> {
+    let epoch = evaluation.epoch.unwrap_or_default();
+    let mut rows = String::new();
+    let mut table = format!(
+        "\n## Test (checkpoint of epoch {epoch})\n\n| metric | value |\n|---|---|\n"
+    );
+    for (key, value) in &evaluation.values {
+        rows.push_str(&format!(",{epoch},test,{key},{}\n", CsvValue(*value)));
+        table.push_str(&format!("| {key} | {value:.4} |\n"));
+    }
+    let append = |name: &str, text: &str| -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(run_dir.join(name))?;
+        file.write_all(text.as_bytes())?;
+        file.sync_data()
+    };
+    append("metrics.csv", &rows)?;
+    append("summary.md", &table)
+}
