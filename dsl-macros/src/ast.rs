@@ -17,6 +17,8 @@ pub struct Experiment {
     pub lr_schedule: Option<Schedule>,
     pub epochs: Option<Number>,
     pub metrics: Option<Vec<MetricRef>>,
+    /// `callbacks: [expr, ..]`.
+    pub callbacks: Option<Vec<Expr>>,
     pub checkpoint: Option<Vec<Policy>>,
     pub early_stopping: Option<Patience>,
     pub grad_accumulation: Option<Number>,
@@ -59,6 +61,7 @@ impl Default for Experiment {
             lr_schedule: None,
             epochs: None,
             metrics: None,
+            callbacks: None,
             checkpoint: None,
             early_stopping: None,
             grad_accumulation: None,

@@ -24,6 +24,7 @@ pub const KEYS: &[&str] = &[
     "lr_schedule",
     "epochs",
     "metrics",
+    "callbacks",
     "checkpoint",
     "early_stopping",
     "grad_accumulation",
@@ -172,6 +173,7 @@ fn top_level(
         "lr_schedule" => exp.lr_schedule = Some(schedule(input)?),
         "epochs" => exp.epochs = Some(number(input)?),
         "metrics" => exp.metrics = Some(metrics(input)?),
+        "callbacks" => exp.callbacks = Some(callbacks(input)?),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
         "grad_accumulation" => exp.grad_accumulation = Some(number(input)?),
@@ -544,6 +546,15 @@ fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {
             .into_iter()
             .collect(),
     )
+}
+
+/// `[expr, ..]`: values implementing `Callback`, checked where they are used.
+fn callbacks(input: ParseStream) -> syn::Result<Vec<Expr>> {
+    let content;
+    bracketed!(content in input);
+    Ok(Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
+        .into_iter()
+        .collect())
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {

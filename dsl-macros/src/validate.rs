@@ -17,6 +17,23 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     schedule_values(exp, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
+    callbacks_need_our_loop(exp, errors);
+}
+
+/// Burn's Learner has no hook that can stop a run or save state in its checkpoints, so an
+/// experiment that may run on it cannot have callbacks.
+fn callbacks_need_our_loop(exp: &Experiment, errors: &mut Errors) {
+    let Some(first) = exp.callbacks.iter().flatten().next() else {
+        return;
+    };
+    if exp.has_burn_engine() {
+        err(
+            errors,
+            syn::spanned::Spanned::span(first),
+            "callbacks run on this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)",
+            "remove those keys to train on our loop, or remove `callbacks`",
+        );
+    }
 }
 
 /// `multi` and `ddp` need two devices or more; `single` needs one; counts are whole.

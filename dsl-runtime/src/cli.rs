@@ -71,6 +71,18 @@ pub struct Args {
     /// No progress bar, no epoch lines, no summary.
     #[arg(long)]
     pub quiet: bool,
+    /// Train nothing: measure the test split on the best checkpoint of the newest run (or
+    /// `--run`), and print the values.
+    #[arg(long, conflicts_with_all = ["predict", "export"])]
+    pub test_only: bool,
+    /// Train nothing: write `predictions.csv` into the newest run (or `--run`), from its best
+    /// checkpoint over the test split (else the validation split).
+    #[arg(long, conflicts_with = "export")]
+    pub predict: bool,
+    /// Train nothing: save the best checkpoint of the newest run (or `--run`) as a
+    /// safetensors file.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
 }
 
 fn parse_resume(text: &str) -> Result<Value, String> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Int, Tensor, TensorReadError};
 use burn::train::metric::{Adaptor, ConfusionStatsInput, Metric, Numeric};
 use burn::train::{
     ClassificationOutput, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
@@ -22,6 +22,7 @@ use burn::train::{
 };
 
 use crate::fit::Data;
+use crate::predict::{PredictionRows, PredictionTable};
 use crate::metric::{SplitMetric, Tracked};
 
 /// A step output a run can train on: it has a loss to back-propagate and can be synced for
@@ -38,6 +39,12 @@ pub trait StepOutput: ItemLazy + 'static {
 
     /// The loss the training step differentiates.
     fn loss(&self) -> Tensor<1>;
+
+    /// One CSV row per sample for `--predict`; `None` (the default) for an output without a
+    /// table form.
+    fn predictions(&self) -> Result<Option<PredictionRows>, TensorReadError> {
+        Ok(None)
+    }
 }
 
 macro_rules! step_output {
@@ -51,6 +58,10 @@ macro_rules! step_output {
             fn loss(&self) -> Tensor<1> {
                 self.loss.clone()
             }
+
+            fn predictions(&self) -> Result<Option<PredictionRows>, TensorReadError> {
+                PredictionTable::table(self)
+            }
         }
     )*};
 }
@@ -58,9 +69,18 @@ macro_rules! step_output {
 step_output!(
     ClassificationOutput,
     RegressionOutput,
-    MultiLabelClassificationOutput,
-    SequenceOutput
+    MultiLabelClassificationOutput
 );
+
+// No table form: a sequence's tokens have no one-row-per-sample CSV.
+#[diagnostic::do_not_recommend]
+impl StepOutput for SequenceOutput {
+    type Checked = Self;
+
+    fn loss(&self) -> Tensor<1> {
+        self.loss.clone()
+    }
+}
 
 /// A step output that metric `M` can read: Burn's `Adaptor<M::Input>`. `I` is only there so the
 /// error can name the `Adaptor` to implement.

@@ -21,6 +21,14 @@ pub enum FitError {
     /// A dataset could not be loaded (from a file, a database, ...).
     #[error("cannot load the dataset: {0}")]
     Dataset(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A model's weights could not be written to or read from a safetensors file.
+    #[error("safetensors file {path}: {message}")]
+    Export {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// A split has no sample.
     #[error("the {split} dataset is empty: give it at least one sample")]
     EmptyDataset {

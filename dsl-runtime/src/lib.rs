@@ -94,6 +94,7 @@ mod interrupt;
 pub mod metric;
 mod options;
 pub mod output;
+pub mod predict;
 pub mod spec;
 mod via_value;
 
@@ -125,6 +126,7 @@ pub mod __private {
         DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input, train_output,
     };
     pub use crate::engine;
+    pub use crate::predict::{export_safetensors, predict, write_predictions};
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;

@@ -26,12 +26,19 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
         Some(syn::Type::Infer(_)) | None => quote!(()),
         Some(ty) => quote!(#ty),
     };
+    // The output as written: a type that exists even in the dummy expansion.
+    let output_ty = match exp.step.as_ref().map(|s| &s.output_ty) {
+        Some(syn::Type::Infer(_)) | None => quote!(()),
+        Some(ty) => quote!(#ty),
+    };
     let device_ty = quote!(#Rt::burn::tensor::Device);
     let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #Rt::FitError>);
     let fit_result = result(quote!(#Rt::FitReport<#model_name>));
     let model_result = result(quote!(#model_name));
     let best_result = result(quote!((usize, #model_name)));
     let eval_result = result(quote!(#Rt::Evaluation));
+    let path_result = result(quote!(::std::path::PathBuf));
+    let vec_result = result(quote!(::std::vec::Vec<#output_ty>));
     let l = Locals::new();
     let dummy = matches!(bodies, Bodies::Dummy);
     let EntryBodies {
@@ -40,6 +47,10 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
         load_with: load_with_body,
         load_best_with: best_body,
         evaluate: evaluate_body,
+        test_saved: test_saved_body,
+        predict: predict_body,
+        predict_saved: predict_saved_body,
+        export: export_body,
         cli: cli_body,
         with_options: with_options_body,
     } = match bodies {
@@ -47,6 +58,15 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
         Bodies::Dummy => EntryBodies::unreachable(),
     };
     let Locals { config, adjust, .. } = &l;
+    let test_saved = exp.loader.as_ref().and_then(|l| l.test.as_ref()).map(|_| {
+        quote! {
+            /// The test split's metrics on the checkpoint `best(..)` chose (else the newest) of
+            /// `config`'s run directory, on `device`: `--test-only`.
+            pub fn test_saved(#config: &#config_name, device: &#device_ty) -> #eval_result {
+                #test_saved_body
+            }
+        }
+    });
     let allow = if dummy {
         quote!(#[allow(unused_variables, clippy::all)])
     } else {
@@ -103,6 +123,30 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
                 #evaluate_body
             }
 
+            #test_saved
+
+            /// The inference step's output for every batch of `dataset`, in order, batched by
+            /// `batcher` at the experiment's batch size.
+            pub fn predict<I, D, B>(model: &#model_name, dataset: D, batcher: B) -> #vec_result
+            where
+                I: ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,
+                D: #Rt::burn::data::dataset::Dataset<I> + 'static,
+                B: #Rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
+            {
+                #predict_body
+            }
+
+            /// `predictions.csv` in `config`'s run directory: the model `load_best_with` picks,
+            /// over the test split (else the validation split): `--predict`.
+            pub fn predict_saved(#config: &#config_name, device: &#device_ty) -> #path_result {
+                #predict_saved_body
+            }
+
+            /// The model `load_best_with` picks, saved as safetensors at `path`: `--export`.
+            pub fn export_saved(#config: &#config_name, path: &::std::path::Path, device: &#device_ty) -> #path_result {
+                #export_body
+            }
+
             /// Trains with `config` (e.g. `Self::config()` with some values changed) on `device`.
             pub fn with_config(#config: #config_name, device: &#device_ty) -> #fit_result {
                 Self::with_options(#config, device, |_| {})
@@ -136,6 +180,10 @@ struct EntryBodies {
     load_with: TokenStream,
     load_best_with: TokenStream,
     evaluate: TokenStream,
+    test_saved: TokenStream,
+    predict: TokenStream,
+    predict_saved: TokenStream,
+    export: TokenStream,
     cli: TokenStream,
     with_options: TokenStream,
 }
@@ -150,6 +198,10 @@ impl EntryBodies {
             load_with: never(),
             load_best_with: never(),
             evaluate: never(),
+            test_saved: never(),
+            predict: never(),
+            predict_saved: never(),
+            export: never(),
             cli: never(),
             with_options: never(),
         }
@@ -163,12 +215,10 @@ impl EntryBodies {
         let config_name = config_name(name);
         let Locals {
             config,
-            options,
             model: model_var,
             ..
         } = l;
         let (model_ty, init) = (&model.ty, model.init.as_ref().expect("validated"));
-        let args = Ident::new("args", Span::mixed_site());
         Self {
             config: quote!(<#config_name as ::core::default::Default>::default()),
             run_dir: quote!(#Rt::find_run(&#config.artifacts, #snake, #config.run.as_deref())),
@@ -184,20 +234,33 @@ impl EntryBodies {
                 }
             },
             evaluate: {
-                let boxes = metrics::valid_boxes(exp, &model_name);
+                let boxes = metrics::boxes(exp, "valid", &model_name);
                 let check = output_check(step, &model_name, quote!(InferenceStep));
                 let call = quote_spanned! {step.output_ty.span()=>
                     #Rt::evaluate(model, dataset, batcher, Self::config().batch_size, ::std::vec![#(#boxes),*])
                 };
                 quote!(#check #call)
             },
-            cli: quote! {
-                #Rt::cli::main(Self::config(), |#config, #args| {
-                    let device = #Rt::burn::tensor::Device::flex();
-                    Self::with_options(#config, &device, |#options| #args.adjust(#options))
-                        .map(|report| report.run_dir)
-                })
+            test_saved: test_saved(exp, &model_name, l),
+            predict: {
+                let check = output_check(step, &model_name, quote!(InferenceStep));
+                quote! {
+                    #check
+                    #Rt::predict(
+                        model,
+                        ::std::sync::Arc::new(dataset),
+                        ::std::sync::Arc::new(batcher),
+                        Self::config().batch_size,
+                    )
+                }
             },
+            predict_saved: predict_saved(exp, l),
+            export: quote! {
+                let (_, #model_var) = Self::load_best_with(#config, device)?;
+                #Rt::export_safetensors(&#model_var, path)?;
+                ::core::result::Result::Ok(path.to_owned())
+            },
+            cli: cli(exp, l),
             with_options: with_options(exp, name, snake, keys, l),
         }
     }
@@ -241,30 +304,26 @@ fn with_options(
         adjust,
         ..
     } = l;
-    let (model_ty, init, batch_ty) = (
-        &model.ty,
-        model.init.as_ref().expect("validated"),
-        &step.batch_ty,
-    );
+    let (model_ty, init) = (&model.ty, model.init.as_ref().expect("validated"));
     let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
         Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
         Optimizer::Expr(expr) => quote!(#expr),
     };
     // Each check sits at the user's expression (see `Sources` for the order).
-    let batcher = Ident::new("batcher", Span::mixed_site());
-    let dataset =
-        |expr: &syn::Expr| quote_spanned!(expr.span()=> #Rt::DatasetOf::shared(&#batcher, #expr));
+    let (batcher, bind_batcher) = batcher_binding(exp);
     let (train, valid) = (
-        dataset(loader.train.as_ref().expect("validated")),
-        dataset(loader.valid.as_ref().expect("validated")),
+        dataset(&batcher, loader.train.as_ref().expect("validated")),
+        dataset(&batcher, loader.valid.as_ref().expect("validated")),
     );
-    let batcher_expr = loader.batcher.as_ref().expect("validated");
-    let batcher_expr = quote_spanned!(batcher_expr.span()=> ::std::sync::Arc::new(#batcher_expr));
     let fit_options = fit_options(keys, config, snake);
     let check = [quote!(TrainStep), quote!(InferenceStep)]
         .map(|step_trait| output_check(step, &model_name, step_trait));
     let metric_calls = metrics::registrations(exp, &model_name);
-    let burn = burn_engine::hand_over(exp, &model_name, l);
+    let callback_calls = exp
+        .callbacks
+        .iter()
+        .flatten()
+        .map(|c| quote_spanned!(c.span()=> .callback(#c)));
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
@@ -278,6 +337,36 @@ fn with_options(
         quote!(.run(device, #sources.into_data())),
         step.output_ty.span(),
     );
+    let report = Ident::new("report", Span::mixed_site());
+    let fit = burn_engine::hand_over(
+        exp,
+        &model_name,
+        l,
+        quote!(#fit #(#metric_calls)* #(#callback_calls)* #run),
+    );
+    // The test split is measured after either engine returns.
+    let (test_prepare, test_run) = match &loader.test {
+        Some(expr) => {
+            let (plan, split) = (
+                Ident::new("test_plan", Span::mixed_site()),
+                Ident::new("test_split", Span::mixed_site()),
+            );
+            let dataset = dataset(&quote!(#sources.batcher), expr);
+            let boxes = metrics::boxes(exp, "test", &model_name);
+            (
+                quote! {
+                    let #plan = #Rt::TestPlan::new(&#options);
+                    let #split = #Rt::TestSplit {
+                        dataset: #dataset,
+                        batcher: #sources.batcher.clone(),
+                        metrics: ::std::vec![#(#boxes),*],
+                    };
+                },
+                quote!(#report.test(&#plan, #split)),
+            )
+        }
+        None => (quote!(), quote!(::core::result::Result::Ok(#report))),
+    };
     quote! {
         #(#check)*
         if let ::core::option::Option::Some(seed) = #config.seed {
@@ -290,8 +379,7 @@ fn with_options(
             let device = &#train_device;
             #init
         };
-        let #batcher: ::std::sync::Arc<dyn #Rt::burn::data::dataloader::batcher::Batcher<_, #batch_ty>> =
-            #batcher_expr;
+        #bind_batcher
         let #sources = #Rt::Sources {
             train: #train,
             valid: #valid,
@@ -309,25 +397,134 @@ fn with_options(
         let #optimizer = #optimizer_expr;
         let mut #options = #fit_options;
         #adjust(&mut #options);
-        #burn
-        #fit
-            #(#metric_calls)*
-            #run
+        #test_prepare
+        let #report = #fit?;
+        #test_run
     }
+}
+
+/// The user's batcher, shared behind Burn's `dyn Batcher` of the step's batch: its name, and
+/// the statement binding it, at the user's expression.
+fn batcher_binding(exp: &Experiment) -> (TokenStream, TokenStream) {
+    let step = exp.step.as_ref().expect("validated");
+    let batch_ty = &step.batch_ty;
+    let expr = exp
+        .loader
+        .as_ref()
+        .and_then(|l| l.batcher.as_ref())
+        .expect("validated");
+    let batcher = Ident::new("batcher", Span::mixed_site());
+    let shared = quote_spanned!(expr.span()=> ::std::sync::Arc::new(#expr));
+    let bind = quote! {
+        let #batcher: ::std::sync::Arc<dyn #Rt::burn::data::dataloader::batcher::Batcher<_, #batch_ty>> =
+            #shared;
+    };
+    (quote!(#batcher), bind)
+}
+
+/// `expr` as a shared dataset of the items `batcher` takes, checked at `expr`.
+fn dataset(batcher: &TokenStream, expr: &syn::Expr) -> TokenStream {
+    quote_spanned!(expr.span()=> #Rt::DatasetOf::shared(&#batcher, #expr))
+}
+
+/// `--test-only`: the test split on a saved checkpoint.
+fn test_saved(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
+    let Some(test) = exp.loader.as_ref().and_then(|l| l.test.as_ref()) else {
+        return quote!();
+    };
+    let Locals { config, model, .. } = l;
+    let (batcher, bind_batcher) = batcher_binding(exp);
+    let dataset = dataset(&batcher, test);
+    let boxes = metrics::boxes(exp, "test", model_name);
+    let watch = watch(best_policy(exp));
+    quote! {
+        #bind_batcher
+        let test = #dataset;
+        let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
+        let #model = Self::load_with(#config, epoch, device)?;
+        #Rt::TestSplit { dataset: test, batcher: #batcher, metrics: ::std::vec![#(#boxes),*] }
+            .measure(&#model, epoch, #config.batch_size)
+    }
+}
+
+/// `--predict`: the outputs of the model `load_best_with` picks over the test split (else the
+/// validation split), as `predictions.csv`.
+fn predict_saved(exp: &Experiment, l: &Locals) -> TokenStream {
+    let loader = exp.loader.as_ref().expect("validated");
+    let split = loader
+        .test
+        .as_ref()
+        .or(loader.valid.as_ref())
+        .expect("validated");
+    let Locals { config, model, .. } = l;
+    let (batcher, bind_batcher) = batcher_binding(exp);
+    let dataset = dataset(&batcher, split);
+    quote! {
+        #bind_batcher
+        let dataset = #dataset;
+        let (_, #model) = Self::load_best_with(#config, device)?;
+        let outputs = #Rt::predict(&#model, dataset, #batcher, #config.batch_size)?;
+        #Rt::write_predictions(&Self::run_dir(#config)?, &outputs)
+    }
+}
+
+/// `cli()`: `--test-only`, `--predict` and `--export` use a saved run; anything else trains.
+fn cli(exp: &Experiment, l: &Locals) -> TokenStream {
+    let Locals {
+        config, options, ..
+    } = l;
+    let args = Ident::new("args", Span::mixed_site());
+    let test_only = match exp.loader.as_ref().and_then(|l| l.test.as_ref()) {
+        Some(_) => quote! {
+            let evaluation = Self::test_saved(&#config, &device)?;
+            ::std::println!("{}", #Rt::test_line(&evaluation));
+            return Self::run_dir(&#config);
+        },
+        None => quote! {
+            return ::core::result::Result::Err(#Rt::FitError::InvalidOption {
+                option: "test_only",
+                message: "this experiment has no test split: add `test: ..` to its `loader`".into(),
+            });
+        },
+    };
+    quote! {
+        #Rt::cli::main(Self::config(), |#config, #args| {
+            let device = #Rt::burn::tensor::Device::flex();
+            if #args.test_only {
+                #test_only
+            }
+            if #args.predict {
+                return Self::predict_saved(&#config, &device);
+            }
+            if let ::core::option::Option::Some(path) = &#args.export {
+                return Self::export_saved(&#config, path, &device);
+            }
+            Self::with_options(#config, &device, |#options| #args.adjust(#options))
+                .map(|report| report.run_dir)
+        })
+    }
+}
+
+/// The metric of the first `best(..)` policy.
+fn best_policy(exp: &Experiment) -> Option<MetricRef> {
+    exp.checkpoint.iter().flatten().find_map(|p| match p {
+        Policy::Best(m) => Some(m.clone()),
+        _ => None,
+    })
 }
 
 /// The metric `load_best` ranks checkpoints by: the first `best(..)` policy, else `valid.loss`
 /// when recorded, else none (the newest checkpoint).
 fn best_watch(exp: &Experiment) -> TokenStream {
-    let best = exp.checkpoint.iter().flatten().find_map(|p| match p {
-        Policy::Best(m) => Some(m.clone()),
-        _ => None,
-    });
-    let watched = best.or_else(|| {
+    watch(best_policy(exp).or_else(|| {
         metrics::recorded(exp)
             .into_iter()
-            .find(|m| m.split == "valid" && m.name == "loss")
-    });
+            .find(|m| m.split == "valid" && m.name == "loss" && m.custom.is_none())
+    }))
+}
+
+/// `Some((split, key))` of a watched metric, or `None` for the newest checkpoint.
+fn watch(watched: Option<MetricRef>) -> TokenStream {
     match watched {
         Some(m) => {
             let split = super::values::split(&m);

@@ -10,12 +10,17 @@ use super::values;
 use crate::ast::Experiment;
 use crate::private::Rt;
 
-/// A statement that returns Burn's result when the config asks for Burn's engine. Only the
+/// The run: `ours` (our fit loop), or Burn's engine when the config asks for it. Only the
 /// typed metric registrations are generated; checkpointing and early stopping are built at run
 /// time from the run's options, as on our loop.
-pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
+pub fn hand_over(
+    exp: &Experiment,
+    model_name: &Ident,
+    l: &Locals,
+    ours: TokenStream,
+) -> TokenStream {
     if !exp.has_burn_engine() {
-        return quote!();
+        return ours;
     }
     let Locals {
         config,
@@ -27,7 +32,10 @@ pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStrea
         training,
         ..
     } = l;
-    let all = recorded(exp);
+    let all: Vec<_> = recorded(exp)
+        .into_iter()
+        .filter(|m| m.split != "test")
+        .collect();
     let registrations = all.iter().map(|m| {
         let metric = burn_metric(m);
         if m.split == "train" {
@@ -44,7 +52,7 @@ pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStrea
     });
     quote! {
         if #Rt::engine::uses_burn(#config.engine, #config.strategy, #config.devices) {
-            return #Rt::engine::fit_with_burn(
+            #Rt::engine::fit_with_burn(
                 #model_name { model: #model },
                 #optimizer,
                 #lr_schedule,
@@ -57,7 +65,9 @@ pub fn hand_over(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStrea
                     #training
                 },
                 ::std::vec![#(#recorded),*],
-            );
+            )
+        } else {
+            #ours
         }
     }
 }

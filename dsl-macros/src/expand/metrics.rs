@@ -82,10 +82,12 @@ pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
     }
 }
 
-/// `.train_metric(..)` / `.valid_metric(..)` calls on a `Fit`.
+/// `.train_metric(..)` / `.valid_metric(..)` calls on a `Fit` (test metrics are measured
+/// after it returns).
 pub fn registrations(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
     recorded(exp)
         .iter()
+        .filter(|m| m.split != "test")
         .map(|m| {
             let boxed = boxed(m, model_name);
             if m.split == "train" {
@@ -97,11 +99,11 @@ pub fn registrations(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The boxed validation metrics, for `evaluate`.
-pub fn valid_boxes(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
+/// The boxed metrics of `split` (`valid` for `evaluate`, `test`).
+pub fn boxes(exp: &Experiment, split: &str, model_name: &Ident) -> Vec<TokenStream> {
     recorded(exp)
         .iter()
-        .filter(|m| m.split == "valid")
+        .filter(|m| m.split == split)
         .map(|m| boxed(m, model_name))
         .collect()
 }

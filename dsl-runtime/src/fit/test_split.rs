@@ -12,7 +12,9 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::train::{InferenceStep, LearnerModel};
 
-use super::{FitReport, ValidOutputOf};
+use burn::module::Module;
+
+use super::FitReport;
 use crate::checkpoint::Policy;
 use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure};
 use crate::history::Split;
@@ -70,20 +72,16 @@ impl<M: LearnerModel> FitReport<M> {
             }
             _ => self.last_epoch,
         };
-        let values = if chosen == self.last_epoch {
-            measure_split(&self.model, plan.batch_size, test)?
+        let evaluation = if chosen == self.last_epoch {
+            test.measure(&self.model, chosen, plan.batch_size)?
         } else {
             let best = load_checkpoint(&self.run_dir, chosen, self.model.clone())?;
-            measure_split(&best, plan.batch_size, test)?
+            test.measure(&best, chosen, plan.batch_size)?
         };
-        for (key, value) in &values {
+        for (key, value) in &evaluation.values {
             let index = self.history.declare(Split::Test, key, true);
             self.history.record_epoch(index, chosen, *value);
         }
-        let evaluation = Evaluation {
-            values,
-            epoch: Some(chosen),
-        };
         if plan.write_files {
             write_test(&self.run_dir, &evaluation).map_err(|source| FitError::RunDir {
                 path: self.run_dir.clone(),
@@ -98,24 +96,27 @@ impl<M: LearnerModel> FitReport<M> {
     }
 }
 
-fn measure_split<M, I>(
-    model: &M,
-    batch_size: usize,
-    test: TestSplit<I, M>,
-) -> Result<Vec<(String, f64)>, FitError>
+impl<I, M> TestSplit<I, M>
 where
-    M: LearnerModel,
     I: Clone + Send + Sync + 'static,
+    M: InferenceStep + Module,
+    <M as InferenceStep>::Input: Send + 'static,
 {
-    let metrics: Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>> = test.metrics;
-    measure(
-        model,
-        Split::Test,
-        test.dataset,
-        test.batcher,
-        batch_size,
-        metrics,
-    )
+    /// The test metrics of `model`, the checkpoint of `epoch`.
+    pub fn measure(self, model: &M, epoch: usize, batch_size: usize) -> Result<Evaluation, FitError> {
+        let values = measure(
+            model,
+            Split::Test,
+            self.dataset,
+            self.batcher,
+            batch_size,
+            self.metrics,
+        )?;
+        Ok(Evaluation {
+            values,
+            epoch: Some(epoch),
+        })
+    }
 }
 
 /// `test (checkpoint of epoch 3)  test.loss 0.5123  test.accuracy 81.2500`
