@@ -151,7 +151,7 @@ pub struct MetricRef {
     pub name: Ident,
     pub arg: Option<Number>,
     /// The user's metric value, for `split.metric(name = expr)`.
-    pub custom: Option<Expr>,
+    pub custom: Option<Box<Expr>>,
 }
 
 impl MetricRef {

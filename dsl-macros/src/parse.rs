@@ -534,7 +534,7 @@ fn custom_metric(input: ParseStream, split: Ident, keyword: Ident) -> syn::Resul
         split,
         name,
         arg: None,
-        custom: Some(expr),
+        custom: Some(Box::new(expr)),
     })
 }
 

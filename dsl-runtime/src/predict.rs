@@ -44,15 +44,12 @@ where
         .inner();
     let loader = Loader::new("predict", dataset, batcher, device, batch_size, None, 0)
         .map_err(FitError::Workers)?;
-    let mut batches = loader.epoch(1, None);
     let mut outputs = Vec::new();
-    let mut index = 0;
-    while let Some(batch) = batches.next() {
-        index += 1;
+    for (index, batch) in loader.epoch(1, None).enumerate() {
         let batch = batch.map_err(|source: DataError| FitError::Data {
             split: Split::Test,
             epoch: 1,
-            batch: index,
+            batch: index + 1,
             source,
         })?;
         outputs.push(InferenceStep::step(&model, batch).sync()?);
