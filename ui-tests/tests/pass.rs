@@ -20,4 +20,5 @@ pass!(
     "../pass/training/full.rs" => full,
     "../pass/training/two_experiments_one_model.rs" => two_experiments_one_model,
     "../pass/training/derived_types.rs" => derived_types,
+    "../pass/training/extended.rs" => extended,
 );

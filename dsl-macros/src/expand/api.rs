@@ -338,6 +338,8 @@ fn with_options(
         step.output_ty.span(),
     );
     let report = Ident::new("report", Span::mixed_site());
+    // At the output type too: a wrong output fails the whole chain once, there.
+    let question = quote_spanned!(step.output_ty.span()=> ?);
     let fit = burn_engine::hand_over(
         exp,
         &model_name,
@@ -398,7 +400,7 @@ fn with_options(
         let mut #options = #fit_options;
         #adjust(&mut #options);
         #test_prepare
-        let #report = #fit?;
+        let #report = #fit #question;
         #test_run
     }
 }
