@@ -514,16 +514,15 @@ fn custom_metric(input: ParseStream, split: Ident, keyword: Ident) -> syn::Resul
     let content;
     parenthesized!(content in input);
     let named = content.peek(Ident) && content.peek2(Token![=]) && !content.peek2(Token![==]);
-    if !named {
-        return Err(syn::Error::new(
-            content.span(),
-            format!(
-                "name your metric: write `{split}.metric(my_name = <metric>)`\nhelp: the name is its column in metrics.csv and what `best(..)` and `patience(..)` refer to"
-            ),
-        ));
-    }
-    let name: Ident = content.parse()?;
-    content.parse::<Token![=]>()?;
+    // Unnamed, it keeps the name `metric`, which validation reports; its expression is kept
+    // for the dummy expansion.
+    let name = if named {
+        let name: Ident = content.parse()?;
+        content.parse::<Token![=]>()?;
+        name
+    } else {
+        keyword.clone()
+    };
     let expr: Expr = content.parse()?;
     if !content.is_empty() {
         return Err(content.error(format!(

@@ -333,7 +333,14 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
         let fix = if split == "test" {
             "add a test split to the loader: `loader: { .., test: my_test_dataset() }`".to_owned()
         } else {
-            format!("use {}", splits.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+            format!(
+                "use {}",
+                splits
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
         err(
             errors,
@@ -344,13 +351,23 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
         ok = false;
     }
     let name = metric.name.to_string();
-    if metric.custom.is_some() {
-        if catalog::metric(&name).is_some() {
+    if let Some(expr) = &metric.custom {
+        if name == "metric" {
+            err(
+                errors,
+                syn::spanned::Spanned::span(expr),
+                &format!("name your metric: write `{split}.metric(my_name = <metric>)`"),
+                "the name is its column in metrics.csv and what `best(..)` and `patience(..)` refer to",
+            );
+            ok = false;
+        } else if catalog::metric(&name).is_some() {
             err(
                 errors,
                 metric.name.span(),
                 &format!("`{name}` is the name of a built-in metric"),
-                &format!("give your metric another name, e.g. `{split}.metric(my_{name} = ..)`, or use `{split}.{name}`"),
+                &format!(
+                    "give your metric another name, e.g. `{split}.metric(my_{name} = ..)`, or use `{split}.{name}`"
+                ),
             );
             ok = false;
         }

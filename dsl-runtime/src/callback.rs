@@ -110,6 +110,42 @@ pub trait Callback: Send {
     fn restore(&mut self, _state: serde_json::Value) -> Result<(), String> {
         Ok(())
     }
+    /// The callback behind a box, as `training!` passes it: a value that is not a callback is
+    /// then reported at the user's expression alone.
+    fn boxed(self) -> Box<dyn Callback>
+    where
+        Self: Sized + 'static,
+    {
+        Box::new(self)
+    }
+}
+
+/// A boxed callback is a callback: lets [`Fit::callback`](crate::Fit::callback) take what
+/// `training!` builds.
+// Not recommended in errors: a value that is not a callback is not helped by a box.
+#[diagnostic::do_not_recommend]
+impl Callback for Box<dyn Callback> {
+    fn run_start(&mut self, run: &RunStart<'_>) -> Control {
+        self.as_mut().run_start(run)
+    }
+    fn epoch_start(&mut self, epoch: usize) -> Control {
+        self.as_mut().epoch_start(epoch)
+    }
+    fn step_end(&mut self, step: &StepEnd) -> Control {
+        self.as_mut().step_end(step)
+    }
+    fn epoch_end(&mut self, epoch: &EpochEnd<'_>) -> Control {
+        self.as_mut().epoch_end(epoch)
+    }
+    fn run_end(&mut self, end: &RunEnd<'_>) {
+        self.as_mut().run_end(end)
+    }
+    fn save(&self) -> Option<serde_json::Value> {
+        self.as_ref().save()
+    }
+    fn restore(&mut self, state: serde_json::Value) -> Result<(), String> {
+        self.as_mut().restore(state)
+    }
 }
 
 /// The callbacks of a run, and the reason the first one to stop it gave.
@@ -259,7 +295,9 @@ mod tests {
                 stop_at: 1,
             }),
         ]);
-        let err = bad.restore(&[serde_json::Value::Null, "x".into()]).unwrap_err();
+        let err = bad
+            .restore(&[serde_json::Value::Null, "x".into()])
+            .unwrap_err();
         assert!(err.contains("callback 2"), "{err}");
     }
 

@@ -22,8 +22,8 @@ use burn::train::{
 };
 
 use crate::fit::Data;
-use crate::predict::{PredictionRows, PredictionTable};
 use crate::metric::{SplitMetric, Tracked};
+use crate::predict::{PredictionRows, PredictionTable};
 
 /// A step output a run can train on: it has a loss to back-propagate and can be synced for
 /// metrics (`ItemLazy`). `#[derive(StepOutput)]` implements it; by hand, set `Checked = Self`.
@@ -97,6 +97,30 @@ pub trait MetricSource<M: Metric, I = <M as Metric>::Input>: Sized {
 // Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
 #[diagnostic::do_not_recommend]
 impl<O, M> MetricSource<M> for O
+where
+    M: Metric + Numeric + 'static,
+    O: Adaptor<M::Input> + 'static,
+{
+    fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>> {
+        Box::new(metric)
+    }
+}
+
+/// A step output that the user's own metric `M` can read: `M` is a numeric Burn metric and the
+/// output adapts to its input. One trait for both, so that one mistake is one error.
+#[diagnostic::on_unimplemented(
+    message = "the step output `{Self}` cannot feed the metric `{M}`",
+    label = "`{M}` is not a numeric Burn metric that `{Self}` can feed",
+    note = "a metric of your own implements Burn's `Metric` and `Numeric` (see `examples/custom_metric`), and the step output implements Burn's `Adaptor<Input>` for the metric's `Input`"
+)]
+pub trait CustomSource<M>: Sized {
+    /// `metric`, boxed for the fit loop's list of this output's metrics.
+    fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
+}
+
+// Not recommended in errors: the note says what to implement.
+#[diagnostic::do_not_recommend]
+impl<O, M> CustomSource<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,

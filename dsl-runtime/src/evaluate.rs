@@ -155,9 +155,23 @@ where
         .next()
         .unwrap_or_default()
         .inner();
-    let loader = Loader::new(split.as_str(), dataset, batcher, device, batch_size, None, 0)
-        .map_err(FitError::Workers)?;
-    infer(&model, loader.epoch(1, None), (split, 1), &mut metrics, false)?;
+    let loader = Loader::new(
+        split.as_str(),
+        dataset,
+        batcher,
+        device,
+        batch_size,
+        None,
+        0,
+    )
+    .map_err(FitError::Workers)?;
+    infer(
+        &model,
+        loader.epoch(1, None),
+        (split, 1),
+        &mut metrics,
+        false,
+    )?;
     metrics
         .iter_mut()
         .map(|m| {

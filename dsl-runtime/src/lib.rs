@@ -98,8 +98,8 @@ pub mod predict;
 pub mod spec;
 mod via_value;
 
-pub use dsl_macros::{Batch, StepOutput, training};
 pub use callback::{Callback, Control};
+pub use dsl_macros::{Batch, StepOutput, training};
 pub use error::FitError;
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
@@ -123,14 +123,15 @@ pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
     pub use crate::contract::{
-        DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input, train_output,
+        CustomSource, DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input,
+        train_output,
     };
     pub use crate::engine;
-    pub use crate::predict::{export_safetensors, predict, write_predictions};
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;
+    pub use crate::predict::{export_safetensors, predict, write_predictions};
     pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};
     pub use crate::{FitError, FitOptions};
     pub use burn;

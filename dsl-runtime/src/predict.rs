@@ -10,8 +10,7 @@ use burn::module::Module;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
 use burn::tensor::{Int, Tensor, TensorReadError, activation};
 use burn::train::{
-    ClassificationOutput, InferenceStep, ItemLazy, MultiLabelClassificationOutput,
-    RegressionOutput,
+    ClassificationOutput, InferenceStep, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
 };
 
 use crate::FitError;

@@ -244,15 +244,15 @@ impl EntryBodies {
             test_saved: test_saved(exp, &model_name, l),
             predict: {
                 let check = output_check(step, &model_name, quote!(InferenceStep));
-                quote! {
-                    #check
+                let call = quote_spanned! {step.output_ty.span()=>
                     #Rt::predict(
                         model,
                         ::std::sync::Arc::new(dataset),
                         ::std::sync::Arc::new(batcher),
                         Self::config().batch_size,
                     )
-                }
+                };
+                quote!(#check #call)
             },
             predict_saved: predict_saved(exp, l),
             export: quote! {
@@ -319,11 +319,10 @@ fn with_options(
     let check = [quote!(TrainStep), quote!(InferenceStep)]
         .map(|step_trait| output_check(step, &model_name, step_trait));
     let metric_calls = metrics::registrations(exp, &model_name);
-    let callback_calls = exp
-        .callbacks
-        .iter()
-        .flatten()
-        .map(|c| quote_spanned!(c.span()=> .callback(#c)));
+    let callback_calls = exp.callbacks.iter().flatten().map(|c| {
+        let boxed = respan(quote!(#Rt::Callback::boxed), c.span());
+        quote_spanned!(c.span()=> .callback(#boxed(#c)))
+    });
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
@@ -439,13 +438,22 @@ fn test_saved(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
     let dataset = dataset(&batcher, test);
     let boxes = metrics::boxes(exp, "test", model_name);
     let watch = watch(best_policy(exp));
+    let step = exp.step.as_ref().expect("validated");
+    // At the output type, as the step impls: a wrong output is reported there once.
+    let measure = respan(
+        quote! {
+            #Rt::TestSplit { dataset: test, batcher: #batcher, metrics }
+                .measure(&#model, epoch, #config.batch_size)
+        },
+        step.output_ty.span(),
+    );
     quote! {
         #bind_batcher
         let test = #dataset;
+        let metrics = ::std::vec![#(#boxes),*];
         let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
         let #model = Self::load_with(#config, epoch, device)?;
-        #Rt::TestSplit { dataset: test, batcher: #batcher, metrics: ::std::vec![#(#boxes),*] }
-            .measure(&#model, epoch, #config.batch_size)
+        #measure
     }
 }
 
@@ -461,12 +469,20 @@ fn predict_saved(exp: &Experiment, l: &Locals) -> TokenStream {
     let Locals { config, model, .. } = l;
     let (batcher, bind_batcher) = batcher_binding(exp);
     let dataset = dataset(&batcher, split);
+    let step = exp.step.as_ref().expect("validated");
+    // At the output type, as the step impls: a wrong output is reported there once.
+    let write = respan(
+        quote! {
+            let outputs = #Rt::predict(&#model, dataset, #batcher, #config.batch_size)?;
+            #Rt::write_predictions(&Self::run_dir(#config)?, &outputs)
+        },
+        step.output_ty.span(),
+    );
     quote! {
         #bind_batcher
         let dataset = #dataset;
         let (_, #model) = Self::load_best_with(#config, device)?;
-        let outputs = #Rt::predict(&#model, dataset, #batcher, #config.batch_size)?;
-        #Rt::write_predictions(&Self::run_dir(#config)?, &outputs)
+        #write
     }
 }
 

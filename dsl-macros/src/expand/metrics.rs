@@ -16,12 +16,12 @@ pub fn recorded(exp: &Experiment) -> Vec<MetricRef> {
     exp.metrics.clone().unwrap_or_else(default_metrics)
 }
 
-/// The runtime constructor of a metric (`metric::top_k(5)`); the user's own metric goes
-/// through `metric::custom`, at the user's expression, which checks that it is a metric.
+/// The runtime constructor of a metric (`metric::top_k(5)`; `Tracked::new(key, expr)` for the
+/// user's own).
 pub fn constructor(m: &MetricRef) -> TokenStream {
     if let Some(expr) = &m.custom {
         let key = m.key();
-        return quote_spanned!(expr.span()=> #Rt::metric::custom(#key, #expr));
+        return quote_spanned!(expr.span()=> #Rt::metric::Tracked::new(#key, #expr));
     }
     let spec = catalog::metric(&m.name.to_string()).expect("validated");
     let f = Ident::new(spec.constructor, Span::call_site());
@@ -38,11 +38,8 @@ pub fn constructor(m: &MetricRef) -> TokenStream {
     quote!(#Rt::metric::#f(#arg))
 }
 
-/// The metric's type, every token at `span`; inferred from the value for the user's own.
+/// The metric's type, every token at `span`.
 fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
-    if m.custom.is_some() {
-        return quote_spanned!(span=> _);
-    }
     let spec = catalog::metric(&m.name.to_string()).expect("validated");
     match spec.burn_type {
         MetricType::Ours(ty) => {
@@ -56,29 +53,31 @@ fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
     }
 }
 
-/// Where a metric is reported: the user's expression for their own metric, else its name.
-fn span(m: &MetricRef) -> Span {
-    m.custom.as_ref().map_or(m.name.span(), |e| e.span())
-}
-
 /// `m`, boxed for the step output of `model_name` (the training step's for `train.*`, the
-/// inference step's otherwise).
+/// inference step's otherwise): through `MetricSource` at the metric's name, or `CustomSource`
+/// at the user's own metric expression, whose tokens keep their spans.
 pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
-    let span = span(m);
     let ctor = constructor(m);
-    let metric = metric_type(m, span);
     let step = if m.split == "train" {
         quote!(TrainStep)
     } else {
         quote!(InferenceStep)
     };
-    let boxed = quote!(<<#model_name as #Rt::burn::train::#step>::Output as #Rt::MetricSource<#metric>>::boxed);
-    if m.custom.is_some() {
-        // The user's expression keeps its own spans, for errors inside it.
-        let boxed = respan(boxed, span);
-        quote_spanned!(span=> #boxed(#ctor))
-    } else {
-        respan(quote!(#boxed(#ctor)), span)
+    let output = quote!(<#model_name as #Rt::burn::train::#step>::Output);
+    match &m.custom {
+        Some(expr) => {
+            let span = expr.span();
+            let boxed = respan(quote!(<#output as #Rt::CustomSource<_>>::boxed), span);
+            quote_spanned!(span=> #boxed(#ctor))
+        }
+        None => {
+            let span = m.name.span();
+            let metric = metric_type(m, span);
+            respan(
+                quote!(<#output as #Rt::MetricSource<#metric>>::boxed(#ctor)),
+                span,
+            )
+        }
     }
 }
 

@@ -103,7 +103,12 @@ where
     <M as InferenceStep>::Input: Send + 'static,
 {
     /// The test metrics of `model`, the checkpoint of `epoch`.
-    pub fn measure(self, model: &M, epoch: usize, batch_size: usize) -> Result<Evaluation, FitError> {
+    pub fn measure(
+        self,
+        model: &M,
+        epoch: usize,
+        batch_size: usize,
+    ) -> Result<Evaluation, FitError> {
         let values = measure(
             model,
             Split::Test,
@@ -136,9 +141,8 @@ pub fn test_line(evaluation: &Evaluation) -> String {
 fn write_test(run_dir: &Path, evaluation: &Evaluation) -> std::io::Result<()> {
     let epoch = evaluation.epoch.unwrap_or_default();
     let mut rows = String::new();
-    let mut table = format!(
-        "\n## Test (checkpoint of epoch {epoch})\n\n| metric | value |\n|---|---|\n"
-    );
+    let mut table =
+        format!("\n## Test (checkpoint of epoch {epoch})\n\n| metric | value |\n|---|---|\n");
     for (key, value) in &evaluation.values {
         rows.push_str(&format!(",{epoch},test,{key},{}\n", CsvValue(*value)));
         table.push_str(&format!("| {key} | {value:.4} |\n"));

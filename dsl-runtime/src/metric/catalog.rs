@@ -9,8 +9,6 @@ use burn::train::metric::{
     RecallMetric, TopKAccuracyMetric, WordErrorRate,
 };
 
-use burn::train::metric::{Metric, Numeric};
-
 use super::{SampleLoss, Tracked};
 
 /// Sample-weighted loss (see [`SampleLoss`]); key `loss`.
@@ -97,20 +95,3 @@ pub fn wer() -> Tracked<WordErrorRate> {
 pub fn iteration_speed() -> Tracked<IterationSpeedMetric> {
     Tracked::new("iteration_speed", IterationSpeedMetric::new())
 }
-
-/// The user's own metric `metric` under `key` (`valid.metric(key = metric)`).
-pub fn custom<M: CustomMetric>(key: &str, metric: M) -> Tracked<M> {
-    Tracked::new(key, metric)
-}
-
-/// A metric a run can record: Burn's `Metric`, with a number per epoch (`Numeric`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a numeric Burn metric",
-    label = "not a metric a run can record",
-    note = "implement Burn's `Metric` and `Numeric` for `{Self}` (see `examples/custom_metric`)"
-)]
-pub trait CustomMetric: Metric + Numeric + 'static {}
-
-// Not recommended in errors: the note says what to implement.
-#[diagnostic::do_not_recommend]
-impl<M: Metric + Numeric + 'static> CustomMetric for M {}
