@@ -346,11 +346,14 @@ fn print_config(config: serde_json::Result<Value>) -> ExitCode {
     }
 }
 
+/// Prints how `main` ended: the run directory, or the file `--predict`/`--export` wrote.
 fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
     match outcome {
         Ok(run_dir) => {
             if args.fast_dev_run {
                 eprintln!("fast dev run passed: nothing was written");
+            } else if args.predict || args.export.is_some() {
+                eprintln!("wrote {}", run_dir.display());
             } else if !args.quiet {
                 eprintln!("run directory: {}", run_dir.display());
             }

@@ -87,7 +87,7 @@ impl StepOutput for SequenceOutput {
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
     label = "`{Self}` gives this metric nothing to read",
-    note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, perplexity) need `ClassificationOutput` (or `SequenceOutput` for accuracy, top_k and perplexity); `loss` and `lr` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
+    note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, auc_pr, perplexity) need `ClassificationOutput`; `SequenceOutput` feeds accuracy, top_k, perplexity, cer and wer; `MultiLabelClassificationOutput` feeds hamming and auc_pr; `loss`, `lr` and `iteration_speed` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
 )]
 pub trait MetricSource<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.

@@ -95,3 +95,77 @@ pub fn wer() -> Tracked<WordErrorRate> {
 pub fn iteration_speed() -> Tracked<IterationSpeedMetric> {
     Tracked::new("iteration_speed", IterationSpeedMetric::new())
 }
+
+#[cfg(test)]
+mod tests {
+    use burn::data::dataloader::Progress;
+    use burn::tensor::{Device, Int, Tensor};
+    use burn::train::metric::MetricMetadata;
+    use burn::train::{
+        ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput, SequenceOutput,
+    };
+
+    use super::*;
+    use crate::contract::MetricSource;
+    use crate::metric::SplitMetric;
+
+    fn metadata() -> MetricMetadata {
+        MetricMetadata {
+            progress: Progress {
+                items_processed: 2,
+                items_total: 2,
+                unit: None,
+            },
+            iteration: Some(1),
+            lr: None,
+        }
+    }
+
+    fn multilabel(logits: [[f32; 2]; 2], device: &Device) -> MultiLabelClassificationOutput {
+        MultiLabelClassificationOutput {
+            loss: Tensor::from_floats([0.0], device),
+            output: Tensor::from_floats(logits, device),
+            targets: Tensor::<2, Int>::from_ints([[1, 0], [1, 1]], device),
+        }
+    }
+
+    #[test]
+    fn the_metrics_added_from_burn_box_for_the_outputs_the_docs_name() {
+        // Compile-time half: each is accepted for the outputs its catalogue row lists.
+        let _: Box<dyn SplitMetric<ClassificationOutput>> =
+            <ClassificationOutput as MetricSource<_>>::boxed(auc_pr());
+        let _: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
+            <MultiLabelClassificationOutput as MetricSource<_>>::boxed(auc_pr());
+        let _: Box<dyn SplitMetric<SequenceOutput>> =
+            <SequenceOutput as MetricSource<_>>::boxed(cer());
+        let _: Box<dyn SplitMetric<SequenceOutput>> =
+            <SequenceOutput as MetricSource<_>>::boxed(wer());
+        let _: Box<dyn SplitMetric<RegressionOutput>> =
+            <RegressionOutput as MetricSource<_>>::boxed(iteration_speed());
+        let keys = [
+            auc_pr().key().to_owned(),
+            hamming().key().to_owned(),
+            cer().key().to_owned(),
+            wer().key().to_owned(),
+            iteration_speed().key().to_owned(),
+        ];
+        assert_eq!(keys, ["auc_pr", "hamming", "cer", "wer", "iteration_speed"]);
+    }
+
+    #[test]
+    fn hamming_scores_multi_label_outputs() {
+        let device = Device::flex();
+        let score = |logits| {
+            let mut metric: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
+                <MultiLabelClassificationOutput as MetricSource<_>>::boxed(hamming());
+            metric
+                .update(&multilabel(logits, &device), &metadata())
+                .unwrap();
+            metric.finish_epoch().unwrap()
+        };
+        let right = score([[4.0, -4.0], [4.0, 4.0]]);
+        let one_wrong = score([[4.0, 4.0], [4.0, 4.0]]);
+        assert!(right > one_wrong, "{right} vs {one_wrong}");
+        assert_eq!(one_wrong / right, 0.75, "one label of four wrong");
+    }
+}

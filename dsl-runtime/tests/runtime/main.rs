@@ -3,12 +3,15 @@
 
 mod common;
 
+mod callbacks;
 mod checkpoints;
 mod derives;
 mod engines;
 mod macro_equivalence;
+mod predict_export;
 mod run_outputs;
 mod seed_classification;
 mod seed_regression;
+mod test_split;
 mod training_controls;
 mod untrusted;

@@ -210,3 +210,65 @@ impl burn::data::dataloader::batcher::Batcher<seed::Sample, seed::Batch> for Cou
         seed::SampleBatcher.batch(items, device)
     }
 }
+
+/// Batches per epoch, as a numeric Burn metric reading nothing of the output (`()` input): the
+/// same value every epoch, so `best(..)` on it keeps the first epoch.
+#[derive(Clone, Default)]
+pub struct BatchCount {
+    count: usize,
+}
+
+impl BatchCount {
+    fn entry(&self) -> burn::train::metric::SerializedEntry {
+        burn::train::metric::SerializedEntry::new(self.count.to_string(), self.count.to_string())
+    }
+}
+
+impl burn::train::metric::Metric for BatchCount {
+    type Input = ();
+
+    fn name(&self) -> burn::train::metric::MetricName {
+        std::sync::Arc::new("Batch count".to_owned())
+    }
+
+    fn attributes(&self) -> burn::train::metric::MetricAttributes {
+        burn::train::metric::NumericAttributes {
+            unit: None,
+            higher_is_better: false,
+        }
+        .into()
+    }
+
+    fn update(
+        &mut self,
+        _: &(),
+        _: &burn::train::metric::MetricMetadata,
+    ) -> Result<burn::train::metric::SerializedEntry, burn::tensor::TensorReadError> {
+        self.count += 1;
+        Ok(self.entry())
+    }
+
+    fn compute(
+        &mut self,
+    ) -> Result<burn::train::metric::SerializedEntry, burn::tensor::TensorReadError> {
+        Ok(self.entry())
+    }
+
+    fn clear(&mut self) {
+        self.count = 0;
+    }
+}
+
+impl burn::train::metric::Numeric for BatchCount {
+    fn value(&self) -> Option<burn::train::metric::NumericEntry> {
+        Some(burn::train::metric::NumericEntry::Value(self.count as f64))
+    }
+
+    fn running_value(&self) -> Option<burn::train::metric::NumericEntry> {
+        self.value()
+    }
+
+    fn final_value(&self) -> burn::train::metric::NumericEntry {
+        burn::train::metric::NumericEntry::Final(self.count as f64)
+    }
+}

@@ -1,0 +1,73 @@
+//! The example's command line: training with its custom metric, callback and test split, then
+//! `--test-only`, `--predict` and `--export` on the saved run.
+
+use std::process::Command;
+
+fn run(artifacts: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_custom_metric"))
+        .arg("--artifacts")
+        .arg(artifacts)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let trained = run(dir.path(), &[]);
+    let stderr = String::from_utf8_lossy(&trained.stderr);
+    assert!(trained.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stopped by a callback: valid.accuracy"),
+        "{stderr}"
+    );
+    let test_line = stderr
+        .lines()
+        .find(|l| l.starts_with("test (checkpoint of epoch "))
+        .unwrap_or_else(|| panic!("no test line in {stderr}"))
+        .to_owned();
+    assert!(test_line.contains("test.confidence "), "{test_line}");
+    let run_dir = dir.path().join("extended/run-1");
+    let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
+    assert!(csv.contains(",valid,confidence,"), "{csv}");
+    assert_eq!(csv.matches(",test,").count(), 3, "{csv}");
+    let state = std::fs::read_dir(run_dir.join("checkpoint"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let state = std::fs::read_to_string(state).unwrap();
+    assert!(
+        state.contains("\"callbacks\""),
+        "the step count is saved: {state}"
+    );
+
+    let again = run(dir.path(), &["--test-only"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), test_line);
+
+    let predicted = run(dir.path(), &["--predict"]);
+    assert!(predicted.status.success());
+    let rows = std::fs::read_to_string(run_dir.join("predictions.csv")).unwrap();
+    assert_eq!(
+        rows.lines().next(),
+        Some("row,predicted,target,p_0,p_1,p_2")
+    );
+    assert_eq!(rows.lines().count(), 37, "a header and the 36 test samples");
+
+    let file = dir.path().join("model.safetensors");
+    let exported = run(dir.path(), &["--export", file.to_str().unwrap()]);
+    assert!(exported.status.success());
+    let bytes = std::fs::read(&file).unwrap();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
+    assert!(header.contains("\"model.fc1.weight\""), "{header}");
+
+    let both = run(dir.path(), &["--test-only", "--predict"]);
+    assert_eq!(both.status.code(), Some(2), "the flags exclude each other");
+}
