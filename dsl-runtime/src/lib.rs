@@ -17,7 +17,11 @@
 //!
 //! expands to `ThreeClass` with `ThreeClass::fit(&device)`, `ThreeClass::config()`,
 //! `ThreeClass::with_config(config, &device)`, `ThreeClass::load(epoch, &device)`,
-//! `ThreeClass::load_best(&device)` and `ThreeClass::evaluate(&model, dataset, batcher)`; `ThreeClassConfig`, a serde struct of every scalar
+//! `ThreeClass::load_best(&device)`, `ThreeClass::evaluate(&model, dataset, batcher)`,
+//! `ThreeClass::predict(&model, dataset, batcher)` (the inference step's output per batch),
+//! `ThreeClass::predict_saved(&config, &device)` (`predictions.csv`),
+//! `ThreeClass::export_saved(&config, path, &device)` (safetensors) and, with a test split,
+//! `ThreeClass::test_saved(&config, &device)`; `ThreeClassConfig`, a serde struct of every scalar
 //! hyperparameter whose defaults are the values above (saved as `config.json` with each run); and
 //! `ThreeClassModel`, a Burn `Module` wrapping the model with `TrainStep` and `InferenceStep` built
 //! from `step`, so two experiments may train the same model type. Runnable examples:
@@ -26,7 +30,8 @@
 //! `ThreeClass::cli()` is a complete `main`: `--epochs`, `--lr`, `--batch-size`, `--seed`,
 //! `--workers`, `--artifacts DIR`, `--resume latest|N`, `--run ID`, `--resume-changed`,
 //! `--config run.json`, `--set key=value`, `--print-config`, `--fast-dev-run`,
-//! `--limit-train-batches N`, `--limit-valid-batches N`, `--quiet` (see [`cli::Args`]).
+//! `--limit-train-batches N`, `--limit-valid-batches N`, `--quiet`, and on a saved run
+//! `--test-only`, `--predict`, `--export FILE` (see [`cli::Args`]).
 //!
 //! Each fresh run writes `<artifacts>/<name>/run-<N>/`, a new directory numbered after the
 //! newest, so no run ever deletes or overwrites another; `resume` continues the newest run (or
@@ -46,12 +51,13 @@
 //! | `name` | yes | a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case | private items |
 //! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
 //! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
-//! | `loader` | yes | `{ train, valid, batcher, batch_size, shuffle, workers }`: two Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`) | `shuffle`: dataset order; `workers`: 0 |
+//! | `loader` | yes | `{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model) | `test`: none; `shuffle`: dataset order; `workers`: 0 |
 //! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum and betas in [0, 1), epsilon > 0, weight decay ≥ 0 | Burn's defaults for unnamed arguments |
 //! | `lr` | with an optimizer expression | number | |
 //! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`; spans the whole run | `constant` |
 //! | `epochs` | yes | whole number ≥ 1 | |
-//! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`, metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `perplexity`, `lr` | `[train.loss, valid.loss]` |
+//! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `auc_pr`, `perplexity`, `hamming`, `cer`, `wer`, `iteration_speed`, `lr`, or any numeric Burn metric as `split.metric(name = expr)`, recorded as `name` | `[train.loss, valid.loss]` |
+//! | `callbacks` | no | `[expr, ..]`: values implementing [`Callback`] (hooks at run, epoch and step, may stop the run, may save state in checkpoints); not with `engine`/`strategy`/`devices` | none |
 //! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` (joined with `\|`) or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
 //! | `strategy` | no | `single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out") | `single` |
 //! | `devices` | no | whole number ≥ 1; more than one runs on Burn's engine | 1 |
@@ -66,8 +72,9 @@
 //! Every mistake is a compile error at the offending token: unknown or duplicate keys (with "did
 //! you mean"), missing keys, malformed values, zero epochs or batch size, non-positive learning
 //! rates, unknown splits, metrics, optimizers or schedules, `best(..)`/`patience(..)` on a metric
-//! that is not recorded, a metric the step output cannot feed, a batcher that does not produce
-//! the step's batch, a step output without a loss. All of them are reported in one build.
+//! that is not recorded or on the test split, a metric the step output cannot feed (built-in or
+//! the user's own), a callback that is not a [`Callback`], a batcher that does not produce the
+//! step's batch, a step output without a loss. All of them are reported in one build.
 //!
 //! # The fit loop
 //!
