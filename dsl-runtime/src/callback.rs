@@ -186,12 +186,13 @@ impl Callbacks {
 
     /// What each callback saves, in order (`null` for none).
     pub fn states(&self) -> Vec<serde_json::Value> {
-        if self.list.iter().all(|c| c.save().is_none()) {
+        let states: Vec<Option<serde_json::Value>> = self.list.iter().map(|c| c.save()).collect();
+        if states.iter().all(Option::is_none) {
             return Vec::new();
         }
-        self.list
-            .iter()
-            .map(|c| c.save().unwrap_or(serde_json::Value::Null))
+        states
+            .into_iter()
+            .map(|s| s.unwrap_or(serde_json::Value::Null))
             .collect()
     }
 

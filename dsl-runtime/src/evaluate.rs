@@ -130,16 +130,15 @@ where
     })
 }
 
-/// The values of `metrics` for `model` (put in inference mode) over `dataset`, one pass in
-/// order; errors name `split`.
-pub(crate) fn measure<M, I>(
+/// `model` in inference mode, and a loader of `dataset` in order on the non-autodiff twin of
+/// the model's device, as validation runs them; an empty dataset is refused naming `split`.
+pub(crate) fn inference<M, I>(
     model: &M,
     split: Split,
     dataset: Arc<dyn Dataset<I>>,
     batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
     batch_size: usize,
-    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
-) -> Result<Vec<(String, f64)>, FitError>
+) -> Result<(M, Loader<I, <M as InferenceStep>::Input>), FitError>
 where
     M: InferenceStep + Module,
     I: Clone + Send + Sync + 'static,
@@ -165,6 +164,25 @@ where
         0,
     )
     .map_err(FitError::Workers)?;
+    Ok((model, loader))
+}
+
+/// The values of `metrics` for `model` (put in inference mode) over `dataset`, one pass in
+/// order; errors name `split`.
+pub(crate) fn measure<M, I>(
+    model: &M,
+    split: Split,
+    dataset: Arc<dyn Dataset<I>>,
+    batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
+    batch_size: usize,
+    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+) -> Result<Vec<(String, f64)>, FitError>
+where
+    M: InferenceStep + Module,
+    I: Clone + Send + Sync + 'static,
+    <M as InferenceStep>::Input: Send + 'static,
+{
+    let (model, loader) = inference(model, split, dataset, batcher, batch_size)?;
     infer(
         &model,
         loader.epoch(1, None),

@@ -14,7 +14,8 @@ use burn::train::{
 };
 
 use crate::FitError;
-use crate::data::{DataError, Loader};
+use crate::data::DataError;
+use crate::evaluate::inference;
 use crate::history::Split;
 use crate::output::atomic::replace_file;
 
@@ -31,18 +32,7 @@ where
     I: Clone + Send + Sync + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
-    if dataset.is_empty() {
-        return Err(FitError::EmptyDataset { split: Split::Test });
-    }
-    let model = model.valid();
-    let device = model
-        .collect_devices(Vec::new())
-        .into_iter()
-        .next()
-        .unwrap_or_default()
-        .inner();
-    let loader = Loader::new("predict", dataset, batcher, device, batch_size, None, 0)
-        .map_err(FitError::Workers)?;
+    let (model, loader) = inference(model, Split::Test, dataset, batcher, batch_size)?;
     let mut outputs = Vec::new();
     for (index, batch) in loader.epoch(1, None).enumerate() {
         let batch = batch.map_err(|source: DataError| FitError::Data {
