@@ -17,22 +17,30 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     schedule_values(exp, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
-    callbacks_need_our_loop(exp, errors);
+    our_loop_only(exp, errors);
 }
 
-/// Burn's Learner has no hook that can stop a run or save state in its checkpoints, so an
-/// experiment that may run on it cannot have callbacks.
-fn callbacks_need_our_loop(exp: &Experiment, errors: &mut Errors) {
-    let Some(first) = exp.callbacks.iter().flatten().next() else {
+/// Burn's Learner has no hook that can stop a run or save state in its checkpoints, and its
+/// checkpoints carry no history to find the best one by, so an experiment that may run on it
+/// can have neither callbacks nor a test split.
+fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
+    if !exp.has_burn_engine() {
         return;
-    };
-    if exp.has_burn_engine() {
-        err(
-            errors,
-            syn::spanned::Spanned::span(first),
-            "callbacks run on this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)",
-            "remove those keys to train on our loop, or remove `callbacks`",
-        );
+    }
+    let test = exp.loader.as_ref().and_then(|l| l.test.as_ref());
+    let features = [
+        ("callbacks need", "`callbacks`", exp.callbacks.iter().flatten().next()),
+        ("a test split needs", "`test`", test),
+    ];
+    for (what, key, first) in features {
+        if let Some(first) = first {
+            err(
+                errors,
+                syn::spanned::Spanned::span(first),
+                &format!("{what} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)"),
+                &format!("remove those keys to train on our loop, or remove {key}"),
+            );
+        }
     }
 }
 
