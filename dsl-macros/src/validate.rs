@@ -29,7 +29,11 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     }
     let test = exp.loader.as_ref().and_then(|l| l.test.as_ref());
     let features = [
-        ("callbacks need", "`callbacks`", exp.callbacks.iter().flatten().next()),
+        (
+            "callbacks need",
+            "`callbacks`",
+            exp.callbacks.iter().flatten().next(),
+        ),
         ("a test split needs", "`test`", test),
     ];
     for (what, key, first) in features {
@@ -37,7 +41,9 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
             err(
                 errors,
                 syn::spanned::Spanned::span(first),
-                &format!("{what} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)"),
+                &format!(
+                    "{what} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)"
+                ),
                 &format!("remove those keys to train on our loop, or remove {key}"),
             );
         }
