@@ -26,6 +26,12 @@ pub struct Experiment {
     pub seed: Option<Number>,
     pub artifacts: Option<LitStr>,
     pub resume: Option<ResumeFrom>,
+    /// `init_from: "weights.safetensors"`.
+    pub init_from: Option<LitStr>,
+    /// `freeze: [fc1, "layers.0"]`: module paths of the model, with their spans.
+    pub freeze: Option<Vec<(String, Span)>>,
+    /// `unfreeze: 3`: the epoch the frozen paths train again from.
+    pub unfreeze: Option<Number>,
     /// `engine: ours | burn`.
     pub engine: Option<Ident>,
     /// `strategy: single | multi | ddp`.
@@ -69,6 +75,9 @@ impl Default for Experiment {
             seed: None,
             artifacts: None,
             resume: None,
+            init_from: None,
+            freeze: None,
+            unfreeze: None,
             engine: None,
             strategy: None,
             devices: None,

@@ -242,6 +242,35 @@ pub const OPTIMIZERS: &[OptimizerSpec] = &[
         name: "adamw",
         args: ADAM_ARGS,
     },
+    OptimizerSpec {
+        name: "rmsprop",
+        args: &[
+            arg("alpha", Range::UnitHalfOpen),
+            arg("momentum", Range::UnitHalfOpen),
+            arg("epsilon", Range::Positive),
+            arg("weight_decay", Range::NonNegative),
+        ],
+    },
+    OptimizerSpec {
+        name: "adagrad",
+        args: &[
+            arg("lr_decay", Range::NonNegative),
+            arg("epsilon", Range::Positive),
+            arg("weight_decay", Range::NonNegative),
+        ],
+    },
+    OptimizerSpec {
+        name: "lion",
+        args: &[
+            aliased("beta_1", "beta1", Range::UnitHalfOpen),
+            aliased("beta_2", "beta2", Range::UnitHalfOpen),
+            arg("weight_decay", Range::NonNegative),
+        ],
+    },
+    OptimizerSpec {
+        name: "lamb",
+        args: ADAM_ARGS,
+    },
 ];
 
 pub fn optimizer(name: &str) -> Option<&'static OptimizerSpec> {

@@ -32,6 +32,9 @@ pub const KEYS: &[&str] = &[
     "seed",
     "artifacts",
     "resume",
+    "init_from",
+    "freeze",
+    "unfreeze",
     "engine",
     "strategy",
     "devices",
@@ -181,6 +184,9 @@ fn top_level(
         "seed" => exp.seed = Some(number(input)?),
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
         "resume" => exp.resume = Some(resume(input)?),
+        "init_from" => exp.init_from = Some(input.parse::<LitStr>()?),
+        "freeze" => exp.freeze = Some(module_paths(input)?),
+        "unfreeze" => exp.unfreeze = Some(number(input)?),
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "devices" => exp.devices = Some(number(input)?),
@@ -545,6 +551,37 @@ fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {
             .into_iter()
             .collect(),
     )
+}
+
+/// `[fc1, encoder.layer, "layers.0"]`: module paths, dotted names or strings.
+fn module_paths(input: ParseStream) -> syn::Result<Vec<(String, Span)>> {
+    let content;
+    bracketed!(content in input);
+    let mut paths = Vec::new();
+    while !content.is_empty() {
+        if content.peek(LitStr) {
+            let path: LitStr = content.parse()?;
+            paths.push((path.value(), path.span()));
+        } else {
+            let first: Ident = content.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "a module path is written `fc1`, `encoder.layer` or, with numbers, `\"layers.0\"`",
+                )
+            })?;
+            let mut path = first.to_string();
+            while content.peek(Token![.]) {
+                content.parse::<Token![.]>()?;
+                path.push('.');
+                path.push_str(&content.parse::<Ident>()?.to_string());
+            }
+            paths.push((path, first.span()));
+        }
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(paths)
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.

@@ -121,7 +121,9 @@ fn optimizers_and_schedules_are_checked_by_name_and_value() {
         epochs: 0,
     });
     assert_eq!(msgs.len(), 3, "{msgs:#?}");
-    assert!(msgs[0].starts_with("unknown optimizer `adamm`\nhelp: use one of sgd, adam, adamw"));
+    assert!(msgs[0].starts_with(
+        "unknown optimizer `adamm`\nhelp: use one of sgd, adam, adamw, rmsprop, adagrad, lion, lamb"
+    ));
     assert!(msgs[1].starts_with("unknown learning-rate schedule `cosinus`"));
     assert!(msgs[2].starts_with("`epochs` must be a whole number of at least 1"));
 

@@ -18,6 +18,49 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
     our_loop_only(exp, errors);
+    fine_tuning(exp, errors);
+}
+
+/// `freeze` paths are non-empty, `unfreeze` is an epoch and has something to unfreeze,
+/// `init_from` names a file. Whether the paths exist is known only at run time, from the model.
+fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
+    for (path, span) in exp.freeze.iter().flatten() {
+        if path.is_empty() || path.split('.').any(str::is_empty) {
+            err(
+                errors,
+                *span,
+                &format!("`{path}` is not a module path"),
+                "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
+            );
+        }
+    }
+    if let Some(n) = &exp.unfreeze {
+        if !n.is_int || n.value < 1.0 {
+            err(
+                errors,
+                n.span,
+                "`unfreeze` is the epoch the frozen paths train again from: a whole number of at least 1",
+                "write e.g. `unfreeze: 3`",
+            );
+        } else if exp.freeze.as_ref().is_none_or(Vec::is_empty) {
+            err(
+                errors,
+                n.span,
+                "`unfreeze` has nothing to unfreeze",
+                "add `freeze: [..]` with the parts of the model to keep frozen until then",
+            );
+        }
+    }
+    if let Some(path) = &exp.init_from
+        && path.value().is_empty()
+    {
+        err(
+            errors,
+            path.span(),
+            "`init_from` needs a file",
+            "write e.g. `init_from: \"pretrained.safetensors\"`",
+        );
+    }
 }
 
 /// Burn's Learner has no hook that can stop a run or save state in its checkpoints, and its
@@ -286,6 +329,8 @@ fn example(name: &str) -> &'static str {
         "beta_1" => "beta_1 = 0.9",
         "beta_2" => "beta_2 = 0.999",
         "epsilon" => "epsilon = 1e-8",
+        "alpha" => "alpha = 0.99",
+        "lr_decay" => "lr_decay = 0",
         _ => "weight_decay = 1e-4",
     }
 }

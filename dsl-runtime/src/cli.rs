@@ -44,6 +44,10 @@ pub struct Args {
     /// The run to resume or load: `run-3` or `3` (default: a new run, or the newest to resume).
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
+    /// Start a fresh run from these weights (a .safetensors file, or a run's
+    /// checkpoint/model-N.bpk).
+    #[arg(long, value_name = "FILE")]
+    pub init_from: Option<PathBuf>,
     /// Continue from a checkpoint of the newest run (or `--run`): `latest` or an epoch number.
     #[arg(long, value_name = "latest|N", value_parser = parse_resume)]
     pub resume: Option<Value>,
@@ -191,6 +195,13 @@ impl Args {
                 "--artifacts",
             ),
             ("run", self.run.clone().map(Value::from), "--run"),
+            (
+                "init_from",
+                self.init_from
+                    .as_ref()
+                    .map(|p| Value::from(p.to_string_lossy().into_owned())),
+                "--init-from",
+            ),
             ("resume", self.resume.clone(), "--resume"),
         ];
         for (key, value, flag) in typed {

@@ -21,9 +21,9 @@ pub enum FitError {
     /// A dataset could not be loaded (from a file, a database, ...).
     #[error("cannot load the dataset: {0}")]
     Dataset(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// A model's weights could not be written to or read from a safetensors file.
-    #[error("safetensors file {path}: {message}")]
-    Export {
+    /// A model's weights could not be written to or read from a file.
+    #[error("weights file {path}: {message}")]
+    Weights {
         /// The file.
         path: PathBuf,
         /// What went wrong.

@@ -104,6 +104,7 @@ pub mod output;
 pub mod predict;
 pub mod spec;
 mod via_value;
+pub mod weights;
 
 pub use callback::{Callback, Control};
 pub use dsl_macros::{Batch, StepOutput, training};
@@ -138,8 +139,9 @@ pub mod __private {
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;
-    pub use crate::predict::{export_safetensors, predict, write_predictions};
+    pub use crate::predict::{predict, write_predictions};
     pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};
+    pub use crate::weights::export_safetensors;
     pub use crate::{FitError, FitOptions};
     pub use burn;
     pub use serde;

@@ -57,6 +57,17 @@ pub struct FitOptions {
     pub write_files: bool,
     /// Print nothing (no progress bar, no epoch lines, no summary).
     pub quiet: bool,
+    /// Start a fresh run from the weights of this file (safetensors, or a run's
+    /// `checkpoint/model-N.bpk`); a resumed run takes its checkpoint's weights instead, optimizer
+    /// state included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_from: Option<PathBuf>,
+    /// Module paths of the model (`mlp.fc1`, `mlp.fc2.bias`) whose parameters are not trained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub freeze: Vec<String>,
+    /// The epoch from which the `freeze` paths train again; `None`: frozen for the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfreeze: Option<usize>,
 }
 
 impl Default for FitOptions {
@@ -80,6 +91,9 @@ impl Default for FitOptions {
             limit_valid_batches: None,
             write_files: true,
             quiet: false,
+            init_from: None,
+            freeze: Vec::new(),
+            unfreeze: None,
         }
     }
 }
@@ -234,6 +248,12 @@ impl FitOptions {
                 "resume",
                 "a resumable run also writes checkpoints: set `checkpoint` too",
             );
+        }
+        if self.unfreeze.is_some() && self.freeze.is_empty() {
+            return invalid("unfreeze", "there is nothing to unfreeze: set `freeze` too");
+        }
+        if self.unfreeze == Some(0) {
+            return invalid("unfreeze", "epochs are numbered from 1");
         }
         if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name == ".." {
             return invalid("name", "must be a plain folder name such as `three_class`");

@@ -1,5 +1,5 @@
-//! Using a trained model outside training: its outputs on a dataset, a CSV of its predictions,
-//! and its weights as safetensors for other tools.
+//! Using a trained model outside training: its outputs on a dataset, and a CSV of its
+//! predictions.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,7 +7,6 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::store::{ModuleSnapshot, SafetensorsStore};
 use burn::tensor::{Int, Tensor, TensorReadError, activation};
 use burn::train::{
     ClassificationOutput, InferenceStep, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
@@ -186,48 +185,4 @@ pub fn write_predictions<O: crate::contract::StepOutput>(
         source,
     })?;
     Ok(path)
-}
-
-/// Saves `model`'s parameters as a safetensors file through burn-store, under their module
-/// paths (`model.linear.weight`, ...); any safetensors reader (Python's `safetensors`,
-/// PyTorch, Burn's `SafetensorsStore`) loads it. The file is written next to `path` and
-/// renamed into place.
-pub fn export_safetensors<M: Module>(model: &M, path: &Path) -> Result<(), FitError> {
-    let failed = |message: String| FitError::Export {
-        path: path.to_owned(),
-        message,
-    };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    let mut store = SafetensorsStore::from_file(&temporary).overwrite(true);
-    model
-        .save_into(&mut store)
-        .map_err(|e| failed(e.to_string()))?;
-    std::fs::rename(&temporary, path).map_err(|e| failed(e.to_string()))
-}
-
-/// `model` with the parameters of the safetensors file `path` (as [`export_safetensors`]
-/// writes it); every parameter must be found.
-pub fn import_safetensors<M: Module>(mut model: M, path: &Path) -> Result<M, FitError> {
-    let mut store = SafetensorsStore::from_file(path);
-    let applied = model.load_from(&mut store).map_err(|e| FitError::Export {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
-    if !applied.missing.is_empty() {
-        return Err(FitError::Export {
-            path: path.to_owned(),
-            message: format!(
-                "the file has no value for {}",
-                applied
-                    .missing
-                    .iter()
-                    .map(|(path, _)| path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
-    }
-    Ok(model)
 }

@@ -11,7 +11,10 @@ use burn::lr_scheduler::sequential::SequentialLrSchedulerConfig;
 use burn::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
-use burn::optim::{AdamConfig, AdamWConfig, ModuleOptimizer, SgdConfig};
+use burn::optim::{
+    AdaGradConfig, AdamConfig, AdamWConfig, LambConfig, LionConfig, ModuleOptimizer, RmsPropConfig,
+    SgdConfig,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::FitError;
@@ -56,6 +59,46 @@ pub enum OptimizerSpec {
         /// Decoupled weight decay.
         weight_decay: f32,
     },
+    /// Burn's `RmsProp` (not centered).
+    RmsProp {
+        /// Smoothing constant of the squared-gradient average.
+        alpha: f32,
+        /// Momentum factor.
+        momentum: f32,
+        /// Numerical-stability term.
+        epsilon: f32,
+        /// L2 penalty; `None` for none.
+        weight_decay: Option<f32>,
+    },
+    /// Burn's `AdaGrad`.
+    AdaGrad {
+        /// Learning-rate decay per step.
+        lr_decay: f64,
+        /// Numerical-stability term.
+        epsilon: f32,
+        /// L2 penalty; `None` for none.
+        weight_decay: Option<f32>,
+    },
+    /// Burn's `Lion`.
+    Lion {
+        /// Interpolation factor of the update direction.
+        beta_1: f32,
+        /// Decay of the momentum.
+        beta_2: f32,
+        /// Decoupled weight decay.
+        weight_decay: f32,
+    },
+    /// Burn's `Lamb` (with its layer-wise trust ratio).
+    Lamb {
+        /// First-moment decay.
+        beta_1: f32,
+        /// Second-moment decay.
+        beta_2: f32,
+        /// Numerical-stability term.
+        epsilon: f32,
+        /// Weight decay before the layer-wise adaptation.
+        weight_decay: f32,
+    },
 }
 
 impl OptimizerSpec {
@@ -96,10 +139,45 @@ impl OptimizerSpec {
                 beta_2,
                 epsilon,
                 weight_decay,
+            }
+            | OptimizerSpec::Lamb {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
             } => vec![
                 ("beta_1", Some(beta_1.into()), UNIT),
                 ("beta_2", Some(beta_2.into()), UNIT),
                 ("epsilon", Some(epsilon.into()), POSITIVE),
+                ("weight_decay", Some(weight_decay.into()), NON_NEGATIVE),
+            ],
+            OptimizerSpec::RmsProp {
+                alpha,
+                momentum,
+                epsilon,
+                weight_decay,
+            } => vec![
+                ("alpha", Some(alpha.into()), UNIT),
+                ("momentum", Some(momentum.into()), UNIT),
+                ("epsilon", Some(epsilon.into()), POSITIVE),
+                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
+            ],
+            OptimizerSpec::AdaGrad {
+                lr_decay,
+                epsilon,
+                weight_decay,
+            } => vec![
+                ("lr_decay", Some(lr_decay), NON_NEGATIVE),
+                ("epsilon", Some(epsilon.into()), POSITIVE),
+                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
+            ],
+            OptimizerSpec::Lion {
+                beta_1,
+                beta_2,
+                weight_decay,
+            } => vec![
+                ("beta_1", Some(beta_1.into()), UNIT),
+                ("beta_2", Some(beta_2.into()), UNIT),
                 ("weight_decay", Some(weight_decay.into()), NON_NEGATIVE),
             ],
         };
@@ -142,6 +220,46 @@ impl OptimizerSpec {
                 epsilon,
                 weight_decay,
             } => AdamWConfig::new()
+                .with_beta_1(beta_1)
+                .with_beta_2(beta_2)
+                .with_epsilon(epsilon)
+                .with_weight_decay(weight_decay)
+                .init(),
+            OptimizerSpec::RmsProp {
+                alpha,
+                momentum,
+                epsilon,
+                weight_decay,
+            } => RmsPropConfig::new()
+                .with_alpha(alpha)
+                .with_momentum(momentum)
+                .with_epsilon(epsilon)
+                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                .init(),
+            OptimizerSpec::AdaGrad {
+                lr_decay,
+                epsilon,
+                weight_decay,
+            } => AdaGradConfig::new()
+                .with_lr_decay(lr_decay)
+                .with_epsilon(epsilon)
+                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                .init(),
+            OptimizerSpec::Lion {
+                beta_1,
+                beta_2,
+                weight_decay,
+            } => LionConfig::new()
+                .with_beta_1(beta_1)
+                .with_beta_2(beta_2)
+                .with_weight_decay(weight_decay)
+                .init(),
+            OptimizerSpec::Lamb {
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+            } => LambConfig::new()
                 .with_beta_1(beta_1)
                 .with_beta_2(beta_2)
                 .with_epsilon(epsilon)

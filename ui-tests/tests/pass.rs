@@ -21,4 +21,5 @@ pass!(
     "../pass/training/two_experiments_one_model.rs" => two_experiments_one_model,
     "../pass/training/derived_types.rs" => derived_types,
     "../pass/training/extended.rs" => extended,
+    "../pass/training/fine_tune.rs" => fine_tune,
 );

@@ -24,6 +24,10 @@ pub struct ConfigKey {
 enum ToOption {
     Clone,
     Path,
+    /// An optional path (`init_from`).
+    OptionalPath,
+    /// Paths of the user's model, which is the field `model` of the run's model.
+    ModelPaths,
 }
 
 impl ConfigKey {
@@ -173,6 +177,36 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             option(quote!(#Rt::Resume)),
             values::resume(&exp.resume),
         ),
+        ConfigKey {
+            to_option: Some(ToOption::OptionalPath),
+            ..ConfigKey::new(
+                "init_from",
+                "Weights a fresh run starts from (safetensors, or a run's `checkpoint/model-N.bpk`).",
+                option(quote!(::std::string::String)),
+                values::some_or_none(exp.init_from.as_ref().map(|path| {
+                    let path = path.value();
+                    quote!(::std::string::String::from(#path))
+                })),
+            )
+        },
+        ConfigKey {
+            to_option: Some(ToOption::ModelPaths),
+            ..ConfigKey::new(
+                "freeze",
+                "Module paths of the model that are not trained (until `unfreeze`).",
+                quote!(::std::vec::Vec<::std::string::String>),
+                {
+                    let paths = exp.freeze.iter().flatten().map(|(path, _)| path);
+                    quote!(::std::vec![#(::std::string::String::from(#paths)),*])
+                },
+            )
+        },
+        ConfigKey::new(
+            "unfreeze",
+            "The epoch the frozen paths train again from; `None`: the whole run.",
+            option(quote!(usize)),
+            values::opt_usize(&exp.unfreeze),
+        ),
     ]);
     if exp.has_burn_engine() {
         keys.extend(engine_keys(exp));
@@ -255,6 +289,12 @@ pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStre
         Some(match k.to_option? {
             ToOption::Clone => quote!(#ident: ::core::clone::Clone::clone(&#config.#ident),),
             ToOption::Path => quote!(#ident: ::std::path::PathBuf::from(&#config.#ident),),
+            ToOption::OptionalPath => {
+                quote!(#ident: #config.#ident.as_ref().map(::std::path::PathBuf::from),)
+            }
+            ToOption::ModelPaths => quote! {
+                #ident: #config.#ident.iter().map(|path| ::std::format!("model.{path}")).collect(),
+            },
         })
     });
     quote! {

@@ -56,6 +56,36 @@ pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream 
             let weight_decay = opt_f32("weight_decay");
             quote!(#Rt::OptimizerSpec::Sgd { momentum: #momentum, weight_decay: #weight_decay })
         }
+        // Burn's defaults, from each optimizer's config in burn-optim.
+        "rmsprop" => {
+            let (alpha, momentum, eps) = (
+                f32_or("alpha", 0.99),
+                f32_or("momentum", 0.9),
+                f32_or("epsilon", 1e-5),
+            );
+            let weight_decay = opt_f32("weight_decay");
+            quote!(#Rt::OptimizerSpec::RmsProp { alpha: #alpha, momentum: #momentum, epsilon: #eps, weight_decay: #weight_decay })
+        }
+        "adagrad" => {
+            let lr_decay = value("lr_decay").unwrap_or(0.0);
+            let eps = f32_or("epsilon", 1e-5);
+            let weight_decay = opt_f32("weight_decay");
+            quote!(#Rt::OptimizerSpec::AdaGrad { lr_decay: #lr_decay, epsilon: #eps, weight_decay: #weight_decay })
+        }
+        "lion" => {
+            let (b1, b2) = (f32_or("beta_1", 0.9), f32_or("beta_2", 0.99));
+            let weight_decay = f32_or("weight_decay", 0.0);
+            quote!(#Rt::OptimizerSpec::Lion { beta_1: #b1, beta_2: #b2, weight_decay: #weight_decay })
+        }
+        "lamb" => {
+            let (b1, b2, eps) = (
+                f32_or("beta_1", 0.9),
+                f32_or("beta_2", 0.999),
+                f32_or("epsilon", 1e-6),
+            );
+            let weight_decay = f32_or("weight_decay", 0.0);
+            quote!(#Rt::OptimizerSpec::Lamb { beta_1: #b1, beta_2: #b2, epsilon: #eps, weight_decay: #weight_decay })
+        }
         _ => {
             let (b1, b2, eps) = (
                 f32_or("beta_1", 0.9),

@@ -4,6 +4,7 @@ mod clip;
 mod early_stop;
 pub(crate) mod epoch;
 mod finite;
+mod freeze;
 mod resume;
 mod run;
 mod saving;
@@ -34,6 +35,7 @@ use crate::output::run_dir::RunDir;
 use crate::spec::GradClip;
 use early_stop::Plateau;
 use epoch::TrainState;
+use freeze::Freeze;
 use run::Run;
 use saving::Saving;
 pub use test_split::{TestPlan, TestSplit, test_line};
@@ -255,6 +257,11 @@ impl<M: LearnerModel> Fit<M> {
             valid: declare(&mut history, Split::Valid, &valid_metrics),
         };
 
+        let model = match &options.init_from {
+            Some(file) => crate::weights::load_weights(model, file)?,
+            None => model,
+        };
+        let freeze = Freeze::new(&model, &options)?;
         let path = options.resolve_run_dir()?;
         let checkpoints = CheckpointDir::new(&path);
         let start = resume::restore(
@@ -295,8 +302,13 @@ impl<M: LearnerModel> Fit<M> {
             Some(GradClip::Norm(max)) => (start.optimizer, Some(max)),
             None => (start.optimizer, None),
         };
+        let model = start.model.fork(&train_device);
+        let model = match &freeze {
+            Some(freeze) => freeze.start(model, start.first_epoch),
+            None => model,
+        };
         let state = TrainState::new(
-            start.model.fork(&train_device),
+            model,
             optimizer,
             start.lr_scheduler,
             options.grad_accumulation,
@@ -314,6 +326,7 @@ impl<M: LearnerModel> Fit<M> {
             stopper: options.early_stopping.clone().map(Plateau::new),
             stopped: false,
             callbacks,
+            freeze,
         };
         let last_epoch = run.epochs(
             start.first_epoch,

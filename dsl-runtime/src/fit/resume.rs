@@ -39,6 +39,7 @@ const MAY_CHANGE: &[&str] = &[
     "workers",
     "quiet",
     "write_files",
+    "init_from",
     "first_epoch",
 ];
 

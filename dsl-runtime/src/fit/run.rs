@@ -7,6 +7,7 @@ use burn::train::LearnerModel;
 use super::early_stop::Plateau;
 use super::epoch::{self, EpochEnd, EpochSink, TrainState};
 use super::finite::non_finite_weights;
+use super::freeze::Freeze;
 use super::saving::Saving;
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
 use crate::callback::{Callbacks, Control, EpochEnd as CallbackEpochEnd, RunEnd, RunStart};
@@ -31,6 +32,7 @@ pub(super) struct Run<'a, M: LearnerModel> {
     /// Whether early stopping ended the run.
     pub stopped: bool,
     pub callbacks: Callbacks,
+    pub freeze: Option<Freeze>,
 }
 
 /// A run's training metrics.
@@ -76,6 +78,13 @@ impl<M: LearnerModel> Run<'_, M> {
         let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
         for epoch in first_epoch..=options.epochs {
             let started = Instant::now();
+            if let Some(unfrozen) = self
+                .freeze
+                .as_ref()
+                .and_then(|f| f.at_epoch(&self.state.model, epoch))
+            {
+                self.state.model = unfrozen;
+            }
             self.callbacks.each(|c| c.epoch_start(epoch));
             let mut sink = EpochSink {
                 epoch,

@@ -124,3 +124,75 @@ fn the_config_is_a_serde_struct_with_the_macro_values_as_defaults() {
     let err = serde_json::from_str::<ThreeClassConfig>(r#"{"epoch": 5}"#).unwrap_err();
     assert!(err.to_string().contains("unknown field `epoch`"), "{err}");
 }
+
+/// One epoch of the seed task on optimizer `$optimizer` as `training!` names it.
+macro_rules! on_optimizer {
+    ($name:ident, $optimizer:ident) => {
+        training! {
+            name: $name,
+            model: Mlp = Mlp::new(3, device),
+            step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+            loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+            optimizer: $optimizer(lr = 1e-2),
+            epochs: 1,
+        }
+    };
+}
+
+on_optimizer!(OnRmsProp, rmsprop);
+on_optimizer!(OnAdaGrad, adagrad);
+on_optimizer!(OnLion, lion);
+on_optimizer!(OnLamb, lamb);
+
+/// Trains `$experiment` into `$dir`: its losses and final weights.
+macro_rules! outcome {
+    ($experiment:ident, $config:ident, $dir:expr) => {{
+        let config = $config {
+            artifacts: $dir.to_string_lossy().into_owned(),
+            ..$experiment::config()
+        };
+        let report = $experiment::with_config(config, &burn::tensor::Device::flex()).unwrap();
+        (report.history.train_losses(), report.model.model.weights())
+    }};
+}
+
+#[test]
+fn each_named_optimizer_is_burns_with_burns_defaults() {
+    use burn::optim::{AdaGradConfig, LambConfig, LionConfig, RmsPropConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let runs = [
+        (
+            outcome!(OnRmsProp, OnRmsPropConfig, dir.path()),
+            RmsPropConfig::new().init(),
+        ),
+        (
+            outcome!(OnAdaGrad, OnAdaGradConfig, dir.path()),
+            AdaGradConfig::new().init(),
+        ),
+        (
+            outcome!(OnLion, OnLionConfig, dir.path()),
+            LionConfig::new().init(),
+        ),
+        (
+            outcome!(OnLamb, OnLambConfig, dir.path()),
+            LambConfig::new().init(),
+        ),
+    ];
+    let setup = HandSetup {
+        epochs: 1,
+        ..setup(None)
+    };
+    let mut finals = Vec::new();
+    for ((losses, weights), optimizer) in runs {
+        let hand = hand_loop(&setup, Mlp::new(3, &device()), optimizer, 1e-2.into());
+        assert_bit_identical(&losses, &hand.losses);
+        assert_eq!(weights, hand.weights);
+        finals.push(hand.weights);
+    }
+    finals.dedup();
+    assert_eq!(
+        finals.len(),
+        4,
+        "four different optimizers, four different models"
+    );
+}

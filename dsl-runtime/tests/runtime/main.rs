@@ -7,6 +7,7 @@ mod callbacks;
 mod checkpoints;
 mod derives;
 mod engines;
+mod fine_tuning;
 mod macro_equivalence;
 mod predict_export;
 mod run_outputs;

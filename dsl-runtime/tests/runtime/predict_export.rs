@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::predict::{export_safetensors, import_safetensors, predict, write_predictions};
+use dsl_runtime::predict::{predict, write_predictions};
 use dsl_runtime::prelude::*;
+use dsl_runtime::weights::{export_safetensors, load_weights};
 
 #[test]
 fn predict_gives_each_batchs_output_in_order_and_the_csv_one_row_per_sample() {
@@ -79,13 +80,13 @@ fn exported_weights_read_back_bit_for_bit() {
     assert!(!dir.path().join("model.safetensors.tmp").exists());
     let fresh = classifier();
     assert_ne!(fresh.mlp.weights(), trained.mlp.weights());
-    let loaded = import_safetensors(fresh, &path).unwrap();
+    let loaded = load_weights(fresh, &path).unwrap();
     assert_eq!(loaded.mlp.weights(), trained.mlp.weights());
 
     let other = Classifier {
         mlp: Mlp::new(2, &device()),
     };
-    let Err(err) = import_safetensors(other, &path) else {
+    let Err(err) = load_weights(other, &path) else {
         panic!("a model of another shape took the weights");
     };
     assert!(err.to_string().contains("model.safetensors"), "{err}");

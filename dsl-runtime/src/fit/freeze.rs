@@ -1,0 +1,41 @@
+//! Frozen parameters: Burn's `freeze_group`/`unfreeze_group` on the group the `freeze` paths
+//! name, from the first epoch until `unfreeze`.
+
+use burn::module::{Module, ParamGroup};
+
+use crate::{FitError, FitOptions};
+
+/// The parameters a run keeps frozen, and the epoch they train again from.
+pub(super) struct Freeze {
+    group: ParamGroup,
+    until: Option<usize>,
+}
+
+impl Freeze {
+    /// The run's frozen group, `None` when `freeze` is empty; a path that names no parameter of
+    /// `model` is an error listing its parameters.
+    pub fn new<M: Module>(model: &M, options: &FitOptions) -> Result<Option<Self>, FitError> {
+        if options.freeze.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            group: crate::weights::group(model, "freeze", &options.freeze)?,
+            until: options.unfreeze,
+        }))
+    }
+
+    /// `model` as it trains in `epoch`, the first of this call (a resumed run may start after
+    /// the unfreeze epoch).
+    pub fn start<M: Module>(&self, model: M, epoch: usize) -> M {
+        if self.until.is_none_or(|until| epoch < until) {
+            model.freeze_group(self.group.clone())
+        } else {
+            model
+        }
+    }
+
+    /// `model` at the start of `epoch`: unfrozen when it is the unfreeze epoch.
+    pub fn at_epoch<M: Module>(&self, model: &M, epoch: usize) -> Option<M> {
+        (self.until == Some(epoch)).then(|| model.clone().unfreeze_group(self.group.clone()))
+    }
+}

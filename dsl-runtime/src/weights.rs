@@ -1,0 +1,107 @@
+//! A model's weights in files: exported as safetensors for other tools, read back from
+//! safetensors or burnpack (`init_from`), and parameter groups named by module path (`freeze`).
+//! All through burn-store and Burn's `ParamGroup`; only the choice of store by file extension
+//! and the error wording are ours.
+
+use std::path::{Path, PathBuf};
+
+use burn::module::{Module, ParamGroup};
+use burn::store::{ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
+
+use crate::FitError;
+
+/// Saves `model`'s parameters as a safetensors file under their module paths
+/// (`model.fc1.weight`, ...); any safetensors reader (Python's `safetensors`, PyTorch, Burn's
+/// `SafetensorsStore`) loads it. The file is written next to `path` and renamed into place.
+pub fn export_safetensors<M: Module>(model: &M, path: &Path) -> Result<(), FitError> {
+    let failed = |message: String| FitError::Weights {
+        path: path.to_owned(),
+        message,
+    };
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let mut store = SafetensorsStore::from_file(&temporary).overwrite(true);
+    model
+        .save_into(&mut store)
+        .map_err(|e| failed(e.to_string()))?;
+    std::fs::rename(&temporary, path).map_err(|e| failed(e.to_string()))
+}
+
+/// `model` with every parameter read from `path`: a safetensors file (`.safetensors`, as
+/// [`export_safetensors`] writes it) or a burnpack file (a run's `checkpoint/model-N.bpk`).
+/// The first parameter of another shape or type, or missing from the file, is the error.
+pub fn load_weights<M: Module>(mut model: M, path: &Path) -> Result<M, FitError> {
+    let failed = |message: String| FitError::Weights {
+        path: path.to_owned(),
+        message,
+    };
+    if !path.is_file() {
+        return Err(failed(
+            "no such file: give a .safetensors file or a run's checkpoint/model-N.bpk".to_owned(),
+        ));
+    }
+    let safetensors = path.extension().is_some_and(|e| e == "safetensors");
+    let applied = if safetensors {
+        let mut store = SafetensorsStore::from_file(path);
+        model.load_from(&mut store).map_err(|e| e.to_string())
+    } else {
+        let mut store = BurnpackStore::from_file(path).auto_extension(false);
+        model.load_from(&mut store).map_err(|e| e.to_string())
+    };
+    check(&applied.map_err(failed)?).map_err(failed)?;
+    Ok(model)
+}
+
+/// The first problem of a load: a parameter of another shape or type, then one the file lacks.
+fn check(applied: &ApplyResult) -> Result<(), String> {
+    if let Some(error) = applied.errors.first() {
+        return Err(error.to_string());
+    }
+    if let Some((path, _)) = applied.missing.first() {
+        return Err(format!(
+            "it has no value for `{path}` ({} parameter(s) missing)",
+            applied.missing.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The module path of every parameter of `model` (`model.fc1.weight`, ...).
+pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
+    model
+        .collect(None, None, false)
+        .into_iter()
+        .map(|tensor| tensor.name)
+        .collect()
+}
+
+/// The parameters under the module paths `paths` (a parameter, or every parameter of a
+/// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
+/// an error of `option` listing the model's parameters.
+pub fn group<M: Module>(
+    model: &M,
+    option: &'static str,
+    paths: &[String],
+) -> Result<ParamGroup, FitError> {
+    let all = parameter_paths(model);
+    let mut chosen = Vec::new();
+    for path in paths {
+        let under = format!("{path}.");
+        let matched: Vec<&String> = all
+            .iter()
+            .filter(|p| *p == path || p.starts_with(&under))
+            .collect();
+        if matched.is_empty() {
+            return Err(FitError::InvalidOption {
+                option,
+                message: format!(
+                    "`{path}` names no parameter of the model; its parameters are: {}",
+                    all.join(", ")
+                ),
+            });
+        }
+        chosen.extend(matched.into_iter().cloned());
+    }
+    Ok(ParamGroup::from_paths(chosen))
+}

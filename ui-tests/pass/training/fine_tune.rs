@@ -1,0 +1,57 @@
+//! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, another optimizer.
+use burn::train::ClassificationOutput;
+use dsl_runtime::prelude::*;
+use seed::{Batch, Mlp, SampleBatcher, samples};
+
+training! {
+    name: Pretrain,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: { train: samples(0..64), valid: samples(64..96), batcher: SampleBatcher, batch_size: 16 },
+    optimizer: rmsprop(lr = 1e-2, momentum = 0.5),
+    epochs: 1,
+}
+
+training! {
+    name: FineTune,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: { train: samples(64..128), valid: samples(128..160), batcher: SampleBatcher, batch_size: 16 },
+    optimizer: lamb(lr = 1e-3, weight_decay = 0.01),
+    epochs: 3,
+    init_from: "pretrained.safetensors",
+    freeze: [fc1],
+    unfreeze: 2,
+    checkpoint: keep_last(3),
+}
+
+pub fn main() {
+    let dir = std::env::temp_dir().join(format!("dsl-ui-fine-tune-{}", std::process::id()));
+    let artifacts = dir.to_string_lossy().into_owned();
+    let device = burn::tensor::Device::flex();
+    let pretrained = Pretrain::with_config(
+        PretrainConfig {
+            artifacts: artifacts.clone(),
+            ..Pretrain::config()
+        },
+        &device,
+    )
+    .unwrap();
+    let file = dir.join("pretrained.safetensors");
+    dsl_runtime::weights::export_safetensors(&pretrained.model, &file).unwrap();
+
+    let config = FineTune::config();
+    assert_eq!(config.init_from.as_deref(), Some("pretrained.safetensors"));
+    assert_eq!((config.freeze.clone(), config.unfreeze), (vec!["fc1".to_owned()], Some(2)));
+    let config = FineTuneConfig {
+        artifacts,
+        init_from: Some(file.to_string_lossy().into_owned()),
+        ..config
+    };
+    let tuned = FineTune::with_config(config.clone(), &device).unwrap();
+    let first = FineTune::load_with(&config, 1, &device).unwrap();
+    let fc1 = |weights: Vec<u32>| weights[..80].to_vec();
+    assert_eq!(fc1(first.model.weights()), fc1(pretrained.model.model.weights()));
+    assert_ne!(fc1(tuned.model.model.weights()), fc1(first.model.weights()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
