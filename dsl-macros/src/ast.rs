@@ -32,6 +32,8 @@ pub struct Experiment {
     pub freeze: Option<Vec<(String, Span)>>,
     /// `unfreeze: 3`: the epoch the frozen paths train again from.
     pub unfreeze: Option<Number>,
+    /// `ema: 0.999`: the decay of a moving average of the weights.
+    pub ema: Option<Number>,
     /// `engine: ours | burn`.
     pub engine: Option<Ident>,
     /// `strategy: single | multi | ddp`.
@@ -78,6 +80,7 @@ impl Default for Experiment {
             init_from: None,
             freeze: None,
             unfreeze: None,
+            ema: None,
             engine: None,
             strategy: None,
             devices: None,

@@ -51,6 +51,16 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             );
         }
     }
+    if let Some(decay) = &exp.ema
+        && !(decay.value > 0.0 && decay.value < 1.0)
+    {
+        err(
+            errors,
+            decay.span,
+            &format!("the `ema` decay must be in (0, 1), not {}", decay.value),
+            "write e.g. `ema: 0.999` (each step keeps 99.9 % of the average)",
+        );
+    }
     if let Some(path) = &exp.init_from
         && path.value().is_empty()
     {
@@ -63,27 +73,33 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-/// Burn's Learner has no hook that can stop a run or save state in its checkpoints, and its
-/// checkpoints carry no history to find the best one by, so an experiment that may run on it
-/// can have neither callbacks nor a test split.
+/// Burn's Learner has no hook that can stop a run or save state in its checkpoints, nor one
+/// that averages weights after each step, and its checkpoints carry no history to find the
+/// best one by: an experiment that may run on it can have no callbacks, test split or `ema`.
 fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     if !exp.has_burn_engine() {
         return;
     }
     let test = exp.loader.as_ref().and_then(|l| l.test.as_ref());
+    let span = syn::spanned::Spanned::span;
     let features = [
         (
             "callbacks need",
             "`callbacks`",
-            exp.callbacks.iter().flatten().next(),
+            exp.callbacks.iter().flatten().next().map(span),
         ),
-        ("a test split needs", "`test`", test),
+        ("a test split needs", "`test`", test.map(span)),
+        (
+            "a moving average needs",
+            "`ema`",
+            exp.ema.as_ref().map(|n| n.span),
+        ),
     ];
-    for (what, key, first) in features {
-        if let Some(first) = first {
+    for (what, key, span) in features {
+        if let Some(span) = span {
             err(
                 errors,
-                syn::spanned::Spanned::span(first),
+                span,
                 &format!(
                     "{what} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)"
                 ),

@@ -386,6 +386,7 @@ where
         run_dir,
         test: None,
         stopped: None,
+        averaged: None,
     })
 }
 

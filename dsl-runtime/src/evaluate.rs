@@ -49,11 +49,14 @@ pub fn find_run(artifacts: &str, name: &str, run: Option<&str>) -> Result<PathBu
     })
 }
 
-/// `model` with the parameters of epoch `epoch` of the run in `run_dir`.
+/// `model` with the parameters of epoch `epoch` of the run in `run_dir`: their moving average
+/// for a run with `ema`, as the run validated them.
 pub fn load_checkpoint<M: Module>(run_dir: &Path, epoch: usize, model: M) -> Result<M, FitError> {
     let checkpoints = CheckpointDir::new(run_dir);
     let loaded = checkpoints.load(epoch)?;
-    model.try_load_record(loaded.model).map_err(|e| {
+    // The moving average where the run kept one: it is what the run validated.
+    let record = loaded.ema.unwrap_or(loaded.model);
+    model.try_load_record(record).map_err(|e| {
         FitError::Checkpoint(CheckpointError::Mismatch {
             file: checkpoints.model_file(Slot::Epoch(epoch)),
             reason: e.to_string(),

@@ -68,6 +68,10 @@ pub struct FitOptions {
     /// The epoch from which the `freeze` paths train again; `None`: frozen for the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unfreeze: Option<usize>,
+    /// Decay of an exponential moving average of the weights, in (0, 1): validation, `best(..)`
+    /// and the checkpoints loaded for evaluation use the average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ema: Option<f64>,
 }
 
 impl Default for FitOptions {
@@ -94,6 +98,7 @@ impl Default for FitOptions {
             init_from: None,
             freeze: Vec::new(),
             unfreeze: None,
+            ema: None,
         }
     }
 }
@@ -251,6 +256,14 @@ impl FitOptions {
         }
         if self.unfreeze.is_some() && self.freeze.is_empty() {
             return invalid("unfreeze", "there is nothing to unfreeze: set `freeze` too");
+        }
+        if let Some(decay) = self.ema
+            && !(decay > 0.0 && decay < 1.0)
+        {
+            return invalid(
+                "ema",
+                &format!("the decay is {decay}; it must be in (0, 1), e.g. 0.999"),
+            );
         }
         if self.unfreeze == Some(0) {
             return invalid("unfreeze", "epochs are numbered from 1");

@@ -202,6 +202,15 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             )
         },
         ConfigKey::new(
+            "ema",
+            "Decay of a moving average of the weights, which validation, `best` and loading use; `None`: no average.",
+            option(quote!(f64)),
+            values::some_or_none(exp.ema.as_ref().map(|n| {
+                let v = n.value;
+                quote!(#v)
+            })),
+        ),
+        ConfigKey::new(
             "unfreeze",
             "The epoch the frozen paths train again from; `None`: the whole run.",
             option(quote!(usize)),

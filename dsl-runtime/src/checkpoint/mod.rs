@@ -7,7 +7,9 @@ mod store;
 
 pub use digest::Digest;
 pub use policy::{Policy, retained};
-pub use store::{CheckpointDir, CheckpointError, Loaded, SavedState, Slot, Within, Writer};
+pub use store::{
+    CheckpointDir, CheckpointError, Loaded, Records, SavedState, Slot, Within, Writer,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -146,9 +146,25 @@ pub struct Loaded {
     pub optimizer: OptimizerRecord,
     /// The learning-rate schedule's state.
     pub scheduler: LrSchedulerRecord,
+    /// The moving average of the model's parameters, for a run with `ema`.
+    pub ema: Option<ModuleRecord>,
+}
+
+/// The records of a checkpoint, the moving average (`ema`) being written only by runs with one.
+pub struct Records {
+    /// The model's parameters.
+    pub model: ModuleRecord,
+    /// The optimizer's state.
+    pub optimizer: OptimizerRecord,
+    /// The learning-rate schedule's state.
+    pub scheduler: LrSchedulerRecord,
+    /// The moving average of the parameters.
+    pub ema: Option<ModuleRecord>,
 }
 
 const RECORDS: [&str; 3] = ["model", "optim", "scheduler"];
+/// The record of the moving average, present when the state file lists it.
+const EMA: &str = "ema";
 
 /// A state file holds a run's metric history: 256 MiB is far beyond any real one, and reading
 /// no more bounds what a damaged or hostile file can make a resume allocate.
@@ -321,7 +337,6 @@ impl CheckpointDir {
     ) -> Result<Loaded, CheckpointError> {
         let mut bytes = RECORDS.iter().map(|kind| {
             let name = slot.record_name(kind);
-            let file = self.dir.join(&name);
             let expected = state
                 .files
                 .get(&name)
@@ -329,24 +344,7 @@ impl CheckpointDir {
                     file: state_path.clone(),
                     reason: format!("it lists no digest for {name}"),
                 })?;
-            // No more is read than the state says the file holds (plus one byte, to see that
-            // it is longer), so a damaged or replaced file cannot make a resume allocate
-            // beyond it.
-            let data = read_bounded(&file, expected.len).map_err(|e| CheckpointError::Damaged {
-                file: file.clone(),
-                reason: e.to_string(),
-            })?;
-            let actual = Digest::of(&data);
-            if actual != *expected {
-                return Err(CheckpointError::Damaged {
-                    file,
-                    reason: format!(
-                        "{} bytes with hash {:016x}, expected {} bytes with hash {:016x}",
-                        actual.len, actual.fnv1a, expected.len, expected.fnv1a
-                    ),
-                });
-            }
-            Ok((file, Bytes::from_bytes_vec(data)))
+            self.read_record(&name, expected)
         });
         let damaged = |file: PathBuf| {
             move |e: burn::store::RecordError| CheckpointError::Damaged {
@@ -360,13 +358,48 @@ impl CheckpointDir {
         let optimizer = OptimizerRecord::from_bytes(data).map_err(damaged(file))?;
         let (file, data) = bytes.next().expect("three records")?;
         let scheduler = LrSchedulerRecord::from_bytes(data).map_err(damaged(file))?;
+        drop(bytes);
+        let ema = match state.files.get(&slot.record_name(EMA)) {
+            Some(expected) => {
+                let (file, data) = self.read_record(&slot.record_name(EMA), expected)?;
+                Some(ModuleRecord::from_bytes(data).map_err(damaged(file))?)
+            }
+            None => None,
+        };
         Ok(Loaded {
             slot,
             state,
             model,
             optimizer,
             scheduler,
+            ema,
         })
+    }
+
+    /// The bytes of record file `name`, which must match the digest the state lists. No more is
+    /// read than the state says the file holds (plus one byte, to see that it is longer), so a
+    /// damaged or replaced file cannot make a resume allocate beyond it.
+    fn read_record(
+        &self,
+        name: &str,
+        expected: &Digest,
+    ) -> Result<(PathBuf, Bytes), CheckpointError> {
+        let file = self.dir.join(name);
+        let data = read_bounded(&file, expected.len).map_err(|e| CheckpointError::Damaged {
+            file: file.clone(),
+            reason: e.to_string(),
+        })?;
+        let actual = Digest::of(&data);
+        if actual != *expected {
+            return Err(CheckpointError::Damaged {
+                file,
+                reason: format!(
+                    "{} bytes with hash {:016x}, expected {} bytes with hash {:016x}",
+                    actual.len, actual.fnv1a, expected.len, expected.fnv1a
+                ),
+            });
+        }
+        Ok((file, Bytes::from_bytes_vec(data)))
     }
 
     /// The newest intact epoch, and a note for each newer epoch skipped because it was damaged.
@@ -491,8 +524,12 @@ impl CheckpointDir {
 
     /// Removes `slot`'s files, its state file first (which unmakes the epoch).
     fn delete(&self, slot: Slot) -> Result<(), CheckpointError> {
-        let names = std::iter::once(slot.state_name())
-            .chain(RECORDS.iter().map(|kind| slot.record_name(kind)));
+        let names = std::iter::once(slot.state_name()).chain(
+            RECORDS
+                .iter()
+                .chain([&EMA])
+                .map(|kind| slot.record_name(kind)),
+        );
         for name in names {
             let path = self.dir.join(name);
             match std::fs::remove_file(&path) {
@@ -605,16 +642,16 @@ enum Job {
     Delete(Slot),
 }
 
-/// The bytes of a checkpoint: its three records, then the state file listing their digests.
-/// Runs on the writer thread: the records own their values, so encoding them there changes
-/// nothing about what is saved and takes the work off the training thread.
-fn encode(
-    slot: Slot,
-    mut state: SavedState,
-    model: ModuleRecord,
-    optimizer: OptimizerRecord,
-    scheduler: LrSchedulerRecord,
-) -> Result<Encoded, CheckpointError> {
+/// The bytes of a checkpoint: its records, then the state file listing their digests. Runs on
+/// the writer thread: the records own their values, so encoding them there changes nothing
+/// about what is saved and takes the work off the training thread.
+fn encode(slot: Slot, mut state: SavedState, records: Records) -> Result<Encoded, CheckpointError> {
+    let Records {
+        model,
+        optimizer,
+        scheduler,
+        ema,
+    } = records;
     let to_vec = |kind: &str, bytes: Result<Bytes, burn::store::RecordError>| {
         bytes
             .map(|b| (slot.record_name(kind), b.to_vec()))
@@ -623,11 +660,14 @@ fn encode(
                 reason: format!("cannot serialize: {e}"),
             })
     };
-    let records = vec![
+    let mut records = vec![
         to_vec("model", model.into_bytes())?,
         to_vec("optim", optimizer.into_bytes())?,
         to_vec("scheduler", scheduler.into_bytes())?,
     ];
+    if let Some(ema) = ema {
+        records.push(to_vec(EMA, ema.into_bytes())?);
+    }
     state.files = records
         .iter()
         .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
@@ -655,20 +695,18 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Queues `slot`: the three records (taken by the caller, so the values are those of this
+    /// Queues `slot`: the records (taken by the caller, so the values are those of this
     /// instant; encoded on the writer thread), then the state file. An encoding failure is
     /// reported by the next call, or by [`Writer::finish`].
     pub fn write(
         &self,
         slot: Slot,
         state: SavedState,
-        model: ModuleRecord,
-        optimizer: OptimizerRecord,
-        scheduler: LrSchedulerRecord,
+        records: Records,
     ) -> Result<(), CheckpointError> {
         self.submit(Job::Write {
             slot,
-            encode: Box::new(move || encode(slot, state, model, optimizer, scheduler)),
+            encode: Box::new(move || encode(slot, state, records)),
         })
     }
 

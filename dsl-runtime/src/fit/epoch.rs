@@ -6,6 +6,7 @@ use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
 use super::clip::clip_global_norm;
+use super::ema::Ema;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
 use crate::callback::{Callbacks, StepEnd};
@@ -84,6 +85,8 @@ pub(super) struct TrainState<M> {
     /// Whether this run holds the Ctrl-C/SIGTERM handler; the flag is then polled after
     /// every step.
     pub interruptible: bool,
+    /// The moving average of the weights, for a run with `ema`.
+    pub ema: Option<Ema<M>>,
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -103,7 +106,13 @@ impl<M: LearnerModel> TrainState<M> {
             grad_accumulation,
             clip_norm,
             interruptible,
+            ema: None,
         }
+    }
+
+    /// The model validation measures: the moving average when there is one.
+    pub fn evaluated(&self) -> &M {
+        self.ema.as_ref().map_or(&self.model, Ema::average)
     }
 
     /// One pass over the training split, or its rest after the first `done` batches (a run
@@ -191,6 +200,9 @@ impl<M: LearnerModel> TrainState<M> {
                     self.model
                         .clone()
                         .optimize(&mut self.optimizer, self.lr.clone(), grads);
+                if let Some(ema) = &mut self.ema {
+                    ema.update(&self.model);
+                }
             }
 
             let item = output.item.sync()?;

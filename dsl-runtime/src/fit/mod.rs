@@ -2,6 +2,7 @@
 
 mod clip;
 mod early_stop;
+mod ema;
 pub(crate) mod epoch;
 mod finite;
 mod freeze;
@@ -34,6 +35,7 @@ use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
 use crate::spec::GradClip;
 use early_stop::Plateau;
+use ema::Ema;
 use epoch::TrainState;
 use freeze::Freeze;
 use run::Run;
@@ -96,6 +98,10 @@ pub struct FitReport<M> {
     /// The trained model in inference mode (`Module::valid`), as Burn's `LearningResult` gives
     /// it. To train it further call `.train()` on it first; see [`FitReport::resume`].
     pub model: M,
+    /// With `ema`, the moving average of the weights, in inference mode: what validation,
+    /// `best(..)`, checkpoints loaded for evaluation and the test split use. `model` keeps the
+    /// raw weights. [`FitReport::resume`] starts a new average.
+    pub averaged: Option<M>,
     /// The optimizer with its state (Adam moments, ...), to continue training. On Burn's engine
     /// (`engine: burn`, several devices) the optimizer as given: Burn's Learner does not hand
     /// its state back, so continue such a run from its checkpoints (`resume`).
@@ -307,7 +313,21 @@ impl<M: LearnerModel> Fit<M> {
             Some(freeze) => freeze.start(model, start.first_epoch),
             None => model,
         };
-        let state = TrainState::new(
+        let ema = match (options.ema, start.ema) {
+            (Some(decay), Some(record)) => {
+                Some(Ema::restored(&model, decay, record).map_err(|message| {
+                    FitError::InvalidOption {
+                        option: "resume",
+                        message: format!(
+                            "the checkpoint's moving average does not fit the model: {message}"
+                        ),
+                    }
+                })?)
+            }
+            (Some(decay), None) => Some(Ema::new(&model, decay)),
+            (None, _) => None,
+        };
+        let mut state = TrainState::new(
             model,
             optimizer,
             start.lr_scheduler,
@@ -315,6 +335,7 @@ impl<M: LearnerModel> Fit<M> {
             clip_norm,
             interrupt.is_some(),
         );
+        state.ema = ema;
         let mut run = Run {
             options: &options,
             hyperparameters: &hyperparameters,

@@ -19,6 +19,8 @@ pub(super) struct Start<M> {
     pub lr_scheduler: ModuleLrScheduler,
     pub history: History,
     pub first_epoch: usize,
+    /// The checkpoint's moving average of the weights, if it has one.
+    pub ema: Option<burn::store::ModuleRecord>,
     /// How far into `first_epoch` an interrupted run got.
     pub within: Option<Within>,
     /// The settings that differ from the checkpoint's, accepted with `resume_changed`.
@@ -106,6 +108,7 @@ pub(super) fn restore<M: LearnerModel>(
         lr_scheduler,
         history: declared,
         first_epoch: options.first_epoch,
+        ema: None,
         within: None,
         changes: Vec::new(),
     };
@@ -158,6 +161,7 @@ pub(super) fn restore<M: LearnerModel>(
         lr_scheduler: fresh.lr_scheduler.load_record(loaded.scheduler),
         history,
         first_epoch: loaded.state.epoch + 1,
+        ema: loaded.ema,
         within: loaded.state.within,
         changes,
     })

@@ -5,6 +5,7 @@ use std::time::Instant;
 use burn::train::LearnerModel;
 
 use super::early_stop::Plateau;
+use super::ema::Ema;
 use super::epoch::{self, EpochEnd, EpochSink, TrainState};
 use super::finite::non_finite_weights;
 use super::freeze::Freeze;
@@ -113,7 +114,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 EpochEnd::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),
             };
             let validated = epoch::valid_epoch(
-                &self.state.model,
+                self.state.evaluated(),
                 &loaders.valid,
                 valid_metrics,
                 &series.valid,
@@ -235,8 +236,10 @@ impl<M: LearnerModel> Run<'_, M> {
             }
             eprint!("{summary}");
         }
+        let averaged = self.state.ema.take().map(Ema::into_average);
         Ok(FitReport {
             model: self.state.model.valid(),
+            averaged,
             optimizer: self.state.optimizer,
             lr_scheduler: self.state.lr_scheduler,
             history: self.history,

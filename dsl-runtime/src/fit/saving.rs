@@ -5,7 +5,9 @@ use burn::train::LearnerModel;
 
 use super::TrainOutputOf;
 use super::epoch::TrainState;
-use crate::checkpoint::{CheckpointDir, Policy, SavedState, Slot, Within, Writer, retained};
+use crate::checkpoint::{
+    CheckpointDir, Policy, Records, SavedState, Slot, Within, Writer, retained,
+};
 use crate::history::History;
 use crate::metric::SplitMetric;
 use crate::{FitError, FitOptions};
@@ -137,9 +139,15 @@ impl Saving {
                 within,
                 callbacks: self.callbacks.clone(),
             },
-            state.model.clone().into_record(),
-            state.optimizer.to_record(),
-            state.lr_scheduler.to_record(),
+            Records {
+                model: state.model.clone().into_record(),
+                optimizer: state.optimizer.to_record(),
+                scheduler: state.lr_scheduler.to_record(),
+                ema: state
+                    .ema
+                    .as_ref()
+                    .map(|ema| ema.average().clone().into_record()),
+            },
         )?;
         Ok(())
     }

@@ -73,7 +73,8 @@ impl<M: LearnerModel> FitReport<M> {
             _ => self.last_epoch,
         };
         let evaluation = if chosen == self.last_epoch {
-            test.measure(&self.model, chosen, plan.batch_size)?
+            let last = self.averaged.as_ref().unwrap_or(&self.model);
+            test.measure(last, chosen, plan.batch_size)?
         } else {
             let best = load_checkpoint(&self.run_dir, chosen, self.model.clone())?;
             test.measure(&best, chosen, plan.batch_size)?

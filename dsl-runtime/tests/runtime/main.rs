@@ -6,6 +6,7 @@ mod common;
 mod callbacks;
 mod checkpoints;
 mod derives;
+mod ema;
 mod engines;
 mod fine_tuning;
 mod macro_equivalence;

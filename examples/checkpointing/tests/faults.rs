@@ -45,6 +45,8 @@ struct Stored {
 struct Outcome {
     metrics_csv: String,
     weights: Vec<u32>,
+    /// The moving average of the weights, for a run with `ema`.
+    averaged: Option<Vec<u32>>,
 }
 
 /// The run every invocation continues: the experiment says `resume: latest`, so the first
@@ -63,14 +65,20 @@ fn epochs_trained(stderr: &str) -> Vec<usize> {
 
 fn outcome(artifacts: &Path) -> Outcome {
     let run = run_dir(artifacts);
-    let stored = Stored {
-        model: Mlp::new(3, &Device::flex()),
-    }
-    .try_load_file(run.join("checkpoint/model-40.bpk"))
-    .expect("the final checkpoint loads");
+    let load = |file: PathBuf| {
+        Stored {
+            model: Mlp::new(3, &Device::flex()),
+        }
+        .try_load_file(file)
+        .expect("the final checkpoint loads")
+        .model
+        .weights()
+    };
+    let averaged = run.join("checkpoint/ema-40.bpk");
     Outcome {
         metrics_csv: std::fs::read_to_string(run.join("metrics.csv")).unwrap(),
-        weights: stored.model.weights(),
+        weights: load(run.join("checkpoint/model-40.bpk")),
+        averaged: averaged.exists().then(|| load(averaged)),
     }
 }
 
@@ -108,11 +116,26 @@ impl Delays {
 
 #[test]
 fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
+    kill_9_then_resume(&[]);
+}
+
+/// The same with a moving average of the weights: it is part of every checkpoint, and the
+/// validation metrics (measured on it) and the average itself come out identical.
+#[test]
+fn kill_9_with_a_moving_average_then_resume_matches_an_uninterrupted_run() {
+    kill_9_then_resume(&["--set", "ema=0.95"]);
+}
+
+/// Kills the example with `flags` at ten random moments; each copy resumed to the end must
+/// match an uninterrupted run bit for bit.
+fn kill_9_then_resume(flags: &[&str]) {
     let reference_dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    finish(reference_dir.path(), &[]);
+    finish(reference_dir.path(), flags);
     let full_ms = started.elapsed().as_millis() as u64;
     let reference = outcome(reference_dir.path());
+    let with_average = flags.iter().any(|f| f.starts_with("ema="));
+    assert_eq!(reference.averaged.is_some(), with_average);
 
     let dir = tempfile::tempdir().unwrap();
     let artifacts: PathBuf = dir.path().join("killed");
@@ -123,7 +146,7 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
     while kills < 10 {
         attempts += 1;
         assert!(attempts < 100, "could not land 10 kills in 100 attempts");
-        let mut child = spawn(&artifacts, &[]);
+        let mut child = spawn(&artifacts, flags);
         std::thread::sleep(Duration::from_millis(delays.next_ms(full_ms / 3 + 1)));
         let finished = child.try_wait().unwrap().is_some();
         child.kill().unwrap(); // SIGKILL
@@ -142,7 +165,7 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
         // where the killed process left its newest checkpoint, and train only what remains.
         let scratch = dir.path().join(format!("resumed-{kills}"));
         copy_dir(&artifacts, &scratch);
-        let resumed = finish(&scratch, &[]);
+        let resumed = finish(&scratch, flags);
         let stderr = String::from_utf8_lossy(&resumed.stderr);
         let first = newest.map_or(1, |epoch| epoch + 1);
         match newest {
@@ -165,7 +188,7 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
         }
         std::fs::remove_dir_all(&scratch).unwrap();
     }
-    finish(&artifacts, &[]);
+    finish(&artifacts, flags);
     println!(
         "kill points: {kills}, newest intact checkpoint at each: {resumed_from:?}, resumed runs matching bit for bit: {matched}"
     );
@@ -246,4 +269,9 @@ fn sigterm_finishes_the_step_saves_it_exits_130_and_resume_latest_continues_from
 #[test]
 fn with_gradient_accumulation_sigterm_stops_after_the_optimizer_step() {
     sigterm_then_resume(&["--set", "grad_accumulation=4"]);
+}
+
+#[test]
+fn with_a_moving_average_sigterm_saves_it_inside_the_epoch() {
+    sigterm_then_resume(&["--set", "ema=0.95"]);
 }

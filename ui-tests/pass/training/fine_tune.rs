@@ -1,4 +1,5 @@
-//! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, another optimizer.
+//! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, a moving average,
+//! another optimizer.
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
@@ -22,6 +23,7 @@ training! {
     init_from: "pretrained.safetensors",
     freeze: [fc1],
     unfreeze: 2,
+    ema: 0.9,
     checkpoint: keep_last(3),
 }
 
@@ -49,6 +51,9 @@ pub fn main() {
         ..config
     };
     let tuned = FineTune::with_config(config.clone(), &device).unwrap();
+    let averaged = tuned.averaged.as_ref().expect("ema: 0.9 keeps an average");
+    let (_, best) = FineTune::load_best_with(&config, &device).unwrap();
+    assert_eq!(best.model.weights(), averaged.model.weights(), "checkpoints load as the average");
     let first = FineTune::load_with(&config, 1, &device).unwrap();
     let fc1 = |weights: Vec<u32>| weights[..80].to_vec();
     assert_eq!(fc1(first.model.weights()), fc1(pretrained.model.model.weights()));

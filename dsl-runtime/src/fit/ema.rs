@@ -1,0 +1,112 @@
+//! An exponential moving average of the model's parameters (`ema: decay`).
+//!
+//! Written here because Burn 0.22 has none (tracel-ai/burn#5402). After every optimizer step
+//! each trained parameter's average becomes `average * decay + weight * (1 - decay)`, in the
+//! parameter's own precision; parameters that do not require a gradient (frozen ones) keep
+//! their value. The average starts from the weights the run starts from, lives on the
+//! non-autodiff device, and is what validation, `best(..)`, `load_best` and export see.
+
+use std::collections::HashMap;
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
+use burn::store::ModuleRecord;
+use burn::tensor::Tensor;
+
+/// The average and its decay.
+pub(crate) struct Ema<M> {
+    decay: f64,
+    average: M,
+}
+
+impl<M: Module> Ema<M> {
+    /// An average starting at `model`'s weights.
+    pub fn new(model: &M, decay: f64) -> Self {
+        Self {
+            decay,
+            average: model.valid(),
+        }
+    }
+
+    /// An average continued from a checkpoint's `record` of it.
+    pub fn restored(model: &M, decay: f64, record: ModuleRecord) -> Result<Self, String> {
+        let average = model
+            .valid()
+            .try_load_record(record)
+            .map_err(|e| e.to_string())?;
+        Ok(Self { decay, average })
+    }
+
+    /// Folds `model`'s weights after an optimizer step into the average.
+    pub fn update(&mut self, model: &M) {
+        let mut trained = Trained::default();
+        model.valid().visit(&mut trained);
+        // The frozen set is taken from the training model: `valid()` tracks no gradient.
+        let mut frozen = Frozen::default();
+        model.visit(&mut frozen);
+        for id in frozen.ids {
+            trained.weights.remove(&id);
+        }
+        let mut blend = Blend {
+            decay: self.decay,
+            weights: trained.weights,
+        };
+        self.average = self.average.clone().map(&mut blend);
+    }
+
+    /// The averaged model, in inference mode.
+    pub fn average(&self) -> &M {
+        &self.average
+    }
+
+    /// The averaged model, owned.
+    pub fn into_average(self) -> M {
+        self.average
+    }
+}
+
+/// Every float parameter's value, flattened, by id.
+#[derive(Default)]
+struct Trained {
+    weights: HashMap<ParamId, Tensor<1>>,
+}
+
+impl ModuleVisitor for Trained {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let weight = param.val();
+        let len = weight.shape().num_elements();
+        self.weights.insert(param.id, weight.reshape([len]));
+    }
+}
+
+/// The ids of parameters that do not require a gradient.
+#[derive(Default)]
+struct Frozen {
+    ids: Vec<ParamId>,
+}
+
+impl ModuleVisitor for Frozen {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if !param.val().is_require_grad() {
+            self.ids.push(param.id);
+        }
+    }
+}
+
+/// `average * decay + weight * (1 - decay)` for every parameter with a new weight.
+struct Blend {
+    decay: f64,
+    weights: HashMap<ParamId, Tensor<1>>,
+}
+
+impl ModuleMapper for Blend {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let Some(weight) = self.weights.remove(&param.id) else {
+            return param;
+        };
+        let decay = self.decay;
+        param.map(|average| {
+            let weight = weight.reshape(average.shape());
+            average.mul_scalar(decay) + weight.mul_scalar(1.0 - decay)
+        })
+    }
+}
