@@ -34,6 +34,8 @@ pub struct Experiment {
     pub unfreeze: Option<Number>,
     /// `ema: 0.999`: the decay of a moving average of the weights.
     pub ema: Option<Number>,
+    /// `groups: { fc1: lr(1e-4), .. }`: module paths with their own base learning rate.
+    pub groups: Option<Vec<(String, Span, Number)>>,
     /// `engine: ours | burn`.
     pub engine: Option<Ident>,
     /// `strategy: single | multi | ddp`.
@@ -81,6 +83,7 @@ impl Default for Experiment {
             freeze: None,
             unfreeze: None,
             ema: None,
+            groups: None,
             engine: None,
             strategy: None,
             devices: None,

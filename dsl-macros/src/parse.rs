@@ -36,6 +36,7 @@ pub const KEYS: &[&str] = &[
     "freeze",
     "unfreeze",
     "ema",
+    "groups",
     "engine",
     "strategy",
     "devices",
@@ -189,6 +190,7 @@ fn top_level(
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
+        "groups" => exp.groups = Some(lr_groups(input)?),
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "devices" => exp.devices = Some(number(input)?),
@@ -555,35 +557,68 @@ fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {
     )
 }
 
-/// `[fc1, encoder.layer, "layers.0"]`: module paths, dotted names or strings.
+/// `[fc1, encoder.layer, "layers.0"]`: module paths.
 fn module_paths(input: ParseStream) -> syn::Result<Vec<(String, Span)>> {
     let content;
     bracketed!(content in input);
     let mut paths = Vec::new();
     while !content.is_empty() {
-        if content.peek(LitStr) {
-            let path: LitStr = content.parse()?;
-            paths.push((path.value(), path.span()));
-        } else {
-            let first: Ident = content.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "a module path is written `fc1`, `encoder.layer` or, with numbers, `\"layers.0\"`",
-                )
-            })?;
-            let mut path = first.to_string();
-            while content.peek(Token![.]) {
-                content.parse::<Token![.]>()?;
-                path.push('.');
-                path.push_str(&content.parse::<Ident>()?.to_string());
-            }
-            paths.push((path, first.span()));
-        }
+        paths.push(module_path(&content)?);
         if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }
     }
     Ok(paths)
+}
+
+/// One module path: dotted names, or a string (for numbered submodules).
+fn module_path(input: ParseStream) -> syn::Result<(String, Span)> {
+    if input.peek(LitStr) {
+        let path: LitStr = input.parse()?;
+        return Ok((path.value(), path.span()));
+    }
+    let first: Ident = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "a module path is written `fc1`, `encoder.layer` or, with numbers, `\"layers.0\"`",
+        )
+    })?;
+    let mut path = first.to_string();
+    while input.peek(Token![.]) {
+        input.parse::<Token![.]>()?;
+        path.push('.');
+        path.push_str(&input.parse::<Ident>()?.to_string());
+    }
+    Ok((path, first.span()))
+}
+
+/// `{ fc1: lr(1e-4), "layers.0": lr(0.0) }`.
+fn lr_groups(input: ParseStream) -> syn::Result<Vec<(String, Span, Number)>> {
+    let content;
+    braced!(content in input);
+    let mut groups = Vec::new();
+    while !content.is_empty() {
+        let (path, span) = module_path(&content)?;
+        content.parse::<Token![:]>()?;
+        let setting: Ident = content.parse()?;
+        if setting != "lr" {
+            // Consumed, so that this is the only error and the keys after it still parse.
+            content.parse::<TokenStream>()?;
+            return Err(syn::Error::new(
+                setting.span(),
+                format!(
+                    "unknown group setting `{setting}`\nhelp: a group sets its base learning rate: `{path}: lr(1e-4)`"
+                ),
+            ));
+        }
+        let value;
+        parenthesized!(value in content);
+        groups.push((path, span, number(&value)?));
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(groups)
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.

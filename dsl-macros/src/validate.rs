@@ -51,6 +51,27 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             );
         }
     }
+    for (path, span, lr) in exp.groups.iter().flatten() {
+        if path.is_empty() || path.split('.').any(str::is_empty) {
+            err(
+                errors,
+                *span,
+                &format!("`{path}` is not a module path"),
+                "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
+            );
+        }
+        if !(lr.value >= 0.0) {
+            err(
+                errors,
+                lr.span,
+                &format!(
+                    "a group's learning rate must be 0 or more, not {}",
+                    lr.value
+                ),
+                "write e.g. `lr(1e-4)`, or `lr(0.0)` to hold the group still",
+            );
+        }
+    }
     if let Some(decay) = &exp.ema
         && !(decay.value > 0.0 && decay.value < 1.0)
     {

@@ -140,7 +140,10 @@ pub mod __private {
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::predict::{predict, write_predictions};
-    pub use crate::spec::{EarlyStopping, GradClip, OptimizerSpec, Schedule, optimizer_steps};
+    pub use crate::spec::{
+        EarlyStopping, GradClip, GroupLr, OptimizerSpec, Schedule, optimizer_steps,
+    };
+    pub use crate::weights;
     pub use crate::weights::export_safetensors;
     pub use crate::{FitError, FitOptions};
     pub use burn;

@@ -9,6 +9,7 @@ use burn::lr_scheduler::linear::LinearLrSchedulerConfig;
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLrScheduler, ModuleLrSchedulerConfig};
 use burn::lr_scheduler::sequential::SequentialLrSchedulerConfig;
 use burn::lr_scheduler::step::StepLrSchedulerConfig;
+use burn::module::ParamGroup;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{
@@ -269,6 +270,15 @@ impl OptimizerSpec {
     }
 }
 
+/// A parameter group at its own base learning rate: `groups: { fc1: lr(1e-4) }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupLr {
+    /// Module path of the user's model (`fc1`, `encoder.layer`).
+    pub path: String,
+    /// Base rate of the group's parameters, following the run's schedule scaled.
+    pub lr: f64,
+}
+
 /// How the learning rate moves over the run's optimizer steps, built on Burn's schedulers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
@@ -310,6 +320,18 @@ pub enum Schedule {
 impl Schedule {
     /// Burn's scheduler for a run of `total_steps` optimizer steps starting at rate `lr`.
     pub fn build(&self, lr: f64, total_steps: usize) -> Result<ModuleLrScheduler, FitError> {
+        self.build_grouped(lr, total_steps, &[])
+    }
+
+    /// [`Schedule::build`] with parameter groups at their own base rate: each group's rate
+    /// follows the same schedule scaled by `group lr / lr` (a group at 0 stays at 0), through
+    /// Burn's per-group `ModuleLrScheduler`.
+    pub fn build_grouped(
+        &self,
+        lr: f64,
+        total_steps: usize,
+        groups: &[(ParamGroup, f64)],
+    ) -> Result<ModuleLrScheduler, FitError> {
         let invalid = |message: String| FitError::InvalidOption {
             option: "lr_schedule",
             message,
@@ -320,22 +342,38 @@ impl Schedule {
                 message: format!("is {lr}; it must be a positive number"),
             });
         }
-        match self {
-            Schedule::Constant => Ok(lr.into()),
-            _ => ModuleLrSchedulerConfig::new(self.config(lr, total_steps.max(1))?)
-                .init()
-                .map_err(invalid),
+        if groups.is_empty() && *self == Schedule::Constant {
+            return Ok(lr.into());
         }
+        let steps = total_steps.max(1);
+        let mut config = ModuleLrSchedulerConfig::new(self.config(lr, steps, 1.0)?);
+        for (group, group_lr) in groups {
+            if !(*group_lr >= 0.0 && group_lr.is_finite()) {
+                return Err(FitError::InvalidOption {
+                    option: "groups",
+                    message: format!("a group's lr is {group_lr}; it must be 0 or more"),
+                });
+            }
+            let scheduler = if *group_lr == 0.0 {
+                LrSchedulerConfig::Constant(0.0)
+            } else {
+                self.config(*group_lr, steps, group_lr / lr)?
+            };
+            config = config.with_group(group.clone(), scheduler);
+        }
+        config.init().map_err(invalid)
     }
 
-    fn config(&self, lr: f64, steps: usize) -> Result<LrSchedulerConfig, FitError> {
+    /// The schedule from base rate `lr`; `scale` multiplies the rates it moves towards (a
+    /// group's schedule is the run's, scaled).
+    fn config(&self, lr: f64, steps: usize, scale: f64) -> Result<LrSchedulerConfig, FitError> {
         Ok(match self {
             Schedule::Constant => LrSchedulerConfig::Constant(lr),
             Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
-                .with_min_lr(*min_lr)
+                .with_min_lr(*min_lr * scale)
                 .into(),
             Schedule::Linear { final_lr } => {
-                LinearLrSchedulerConfig::new(lr, *final_lr, steps).into()
+                LinearLrSchedulerConfig::new(lr, *final_lr * scale, steps).into()
             }
             Schedule::Exponential { gamma } => ExponentialLrSchedulerConfig::new(lr, *gamma).into(),
             Schedule::Step { step_size, gamma } => StepLrSchedulerConfig::new(lr, *step_size)
@@ -353,7 +391,7 @@ impl Schedule {
                 SequentialLrSchedulerConfig::new(
                     vec![
                         LinearLrSchedulerConfig::new(lr / *warm as f64, lr, *warm).into(),
-                        then.config(lr, steps - warm)?,
+                        then.config(lr, steps - warm, scale)?,
                     ],
                     vec![*warm],
                 )

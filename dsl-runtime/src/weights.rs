@@ -76,6 +76,24 @@ pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
         .collect()
 }
 
+/// Burn's parameter groups of `groups`, whose paths are of `model`'s field `prefix`
+/// (`model.` in `training!`, whose model wraps the user's).
+pub fn lr_groups<M: Module>(
+    model: &M,
+    prefix: &str,
+    groups: &[crate::spec::GroupLr],
+) -> Result<Vec<(ParamGroup, f64)>, FitError> {
+    groups
+        .iter()
+        .map(|g| {
+            Ok((
+                group(model, "groups", &[format!("{prefix}{}", g.path)])?,
+                g.lr,
+            ))
+        })
+        .collect()
+}
+
 /// The parameters under the module paths `paths` (a parameter, or every parameter of a
 /// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
 /// an error of `option` listing the model's parameters.

@@ -305,6 +305,7 @@ fn with_options(
         ..
     } = l;
     let (model_ty, init) = (&model.ty, model.init.as_ref().expect("validated"));
+    let groups = Ident::new("groups", Span::mixed_site());
     let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
         Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
         Optimizer::Expr(expr) => quote!(#expr),
@@ -386,7 +387,12 @@ fn with_options(
             valid: #valid,
             batcher: #batcher,
         };
-        let #lr_schedule = #config.lr_schedule.build(
+        let #groups = #Rt::weights::lr_groups(
+            &#model_name { model: ::core::clone::Clone::clone(&#model_var) },
+            "model.",
+            &#config.groups,
+        )?;
+        let #lr_schedule = #config.lr_schedule.build_grouped(
             #config.lr,
             #Rt::optimizer_steps(
                 #sources.train.len(),
@@ -394,6 +400,7 @@ fn with_options(
                 #config.grad_accumulation,
                 #config.epochs,
             ),
+            &#groups,
         )?;
         let #optimizer = #optimizer_expr;
         let mut #options = #fit_options;

@@ -202,6 +202,19 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             )
         },
         ConfigKey::new(
+            "groups",
+            "Module paths of the model with their own base learning rate (the schedule, scaled).",
+            quote!(::std::vec::Vec<#Rt::GroupLr>),
+            {
+                let groups = exp.groups.iter().flatten().map(|(path, _, lr)| {
+                    let lr = lr.value;
+                    quote!(#Rt::GroupLr { path: ::std::string::String::from(#path), lr: #lr })
+                });
+                quote!(::std::vec![#(#groups),*])
+            },
+        )
+        .expansion_only(),
+        ConfigKey::new(
             "ema",
             "Decay of a moving average of the weights, which validation, `best` and loading use; `None`: no average.",
             option(quote!(f64)),

@@ -170,3 +170,73 @@ fn a_run_starts_from_exported_or_checkpointed_weights_exactly() {
         "and both shapes: {err}"
     );
 }
+
+#[test]
+fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
+    use burn::lr_scheduler::LrSchedulerConfig;
+    use burn::lr_scheduler::module_lr_scheduler::ModuleLrSchedulerConfig;
+    use dsl_runtime::spec::{GroupLr, Schedule};
+    let dir = tempfile::tempdir().unwrap();
+    let model = classifier();
+    let groups = dsl_runtime::weights::lr_groups(
+        &model,
+        "mlp.",
+        &[
+            GroupLr {
+                path: "fc1".into(),
+                lr: 0.0,
+            },
+            GroupLr {
+                path: "fc2.bias".into(),
+                lr: 0.02,
+            },
+        ],
+    )
+    .unwrap();
+    let schedule = Schedule::Constant.build_grouped(0.1, 12, &groups).unwrap();
+    let report = Fit::new(model, SgdConfig::new().init(), schedule)
+        .options(options(dir.path(), 2))
+        .train_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .unwrap();
+    let initial = Mlp::new(3, &device()).weights();
+    assert_eq!(
+        report.model.mlp.weights()[..FC1],
+        initial[..FC1],
+        "fc1 at lr 0"
+    );
+
+    let by_hand = ModuleLrSchedulerConfig::new(LrSchedulerConfig::Constant(0.1))
+        .with_group(
+            ParamGroup::from_paths(vec!["fc1.weight", "fc1.bias"]),
+            LrSchedulerConfig::Constant(0.0),
+        )
+        .with_group(
+            ParamGroup::from_paths(vec!["fc2.bias"]),
+            LrSchedulerConfig::Constant(0.02),
+        )
+        .init()
+        .unwrap();
+    let hand = hand_loop(
+        &setup(2),
+        Mlp::new(3, &device()),
+        SgdConfig::new().init(),
+        by_hand,
+    );
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(report.model.mlp.weights(), hand.weights);
+    let plain = hand_loop(
+        &setup(2),
+        Mlp::new(3, &device()),
+        SgdConfig::new().init(),
+        0.1.into(),
+    );
+    assert_ne!(
+        hand.weights[FC1..],
+        plain.weights[FC1..],
+        "fc2.bias at its own rate"
+    );
+}

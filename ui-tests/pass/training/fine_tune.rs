@@ -1,5 +1,5 @@
-//! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, a moving average,
-//! another optimizer.
+//! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, a moving average, a
+//! group at its own rate, another optimizer.
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
@@ -24,6 +24,7 @@ training! {
     freeze: [fc1],
     unfreeze: 2,
     ema: 0.9,
+    groups: { fc2: lr(5e-4) },
     checkpoint: keep_last(3),
 }
 
@@ -45,6 +46,7 @@ pub fn main() {
     let config = FineTune::config();
     assert_eq!(config.init_from.as_deref(), Some("pretrained.safetensors"));
     assert_eq!((config.freeze.clone(), config.unfreeze), (vec!["fc1".to_owned()], Some(2)));
+    assert_eq!(config.groups[0].lr, 5e-4);
     let config = FineTuneConfig {
         artifacts,
         init_from: Some(file.to_string_lossy().into_owned()),
