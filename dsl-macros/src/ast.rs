@@ -151,11 +151,30 @@ pub enum Optimizer {
 #[derive(Clone)]
 pub enum Schedule {
     Constant,
-    Cosine { min: Number },
-    Linear { final_lr: Number },
-    Exponential { gamma: Number },
-    Step { every: Number, gamma: Number },
-    WarmUp { steps: Number, then: Box<Schedule> },
+    Cosine {
+        min: Number,
+    },
+    Linear {
+        final_lr: Number,
+    },
+    Exponential {
+        gamma: Number,
+    },
+    Step {
+        every: Number,
+        gamma: Number,
+    },
+    WarmUp {
+        steps: Number,
+        then: Box<Schedule>,
+    },
+    /// `plateau(valid.loss, factor = 0.5, patience = 2)`: the rate times `factor` each time the
+    /// metric has not improved for more than `patience` epochs.
+    Plateau {
+        metric: MetricRef,
+        factor: Number,
+        patience: Number,
+    },
 }
 
 /// `split.metric`, `split.metric(arg)`, or the user's own `split.metric(name = expr)`.

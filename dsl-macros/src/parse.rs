@@ -60,6 +60,7 @@ pub const SCHEDULES: &[&str] = &[
     "exponential",
     "step",
     "warm_up",
+    "plateau",
 ];
 
 /// Parses an invocation, collecting every error into `errors`.
@@ -381,6 +382,9 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
 
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
+    if name == "plateau" {
+        return plateau(input, &name);
+    }
     let args = if input.peek(syn::token::Paren) {
         named_args_or_schedule(input)?
     } else {
@@ -452,6 +456,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         Schedule::Exponential { .. } => &["gamma"],
         Schedule::Step { .. } => &["every", "gamma"],
         Schedule::WarmUp { .. } => &["steps", "then"],
+        Schedule::Plateau { .. } => unreachable!("parsed by `plateau`"),
     };
     if let Some((key, _)) = args.iter().find(|(k, _)| !allowed.iter().any(|a| k == a)) {
         return Err(syn::Error::new(
@@ -590,6 +595,52 @@ fn module_path(input: ParseStream) -> syn::Result<(String, Span)> {
         path.push_str(&input.parse::<Ident>()?.to_string());
     }
     Ok((path, first.span()))
+}
+
+/// `plateau(split.metric, factor = x, patience = n)`; factor 0.1 and patience 10 by default,
+/// as in PyTorch's `ReduceLROnPlateau`.
+fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
+    let content;
+    parenthesized!(content in input);
+    let metric = metric_ref(&content).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`plateau` watches a recorded metric first\nhelp: write `plateau(valid.loss, factor = 0.5, patience = 2)`",
+        )
+    })?;
+    let default = |value: f64, is_int: bool| Number {
+        value,
+        is_int,
+        span: name.span(),
+    };
+    let (mut factor, mut patience) = (default(0.1, false), default(10.0, true));
+    while content.peek(Token![,]) {
+        content.parse::<Token![,]>()?;
+        if content.is_empty() {
+            break;
+        }
+        let key: Ident = content.parse()?;
+        content.parse::<Token![=]>()?;
+        let value = number(&content)?;
+        match key.to_string().as_str() {
+            "factor" => factor = value,
+            "patience" => patience = value,
+            _ => {
+                content.parse::<TokenStream>()?;
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "`plateau` has no argument `{key}`\nhelp: its arguments are: factor, patience"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Schedule::Plateau {
+        metric,
+        factor,
+        patience,
+    })
 }
 
 /// `{ fc1: lr(1e-4), "layers.0": lr(0.0) }`.

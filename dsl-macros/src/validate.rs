@@ -14,6 +14,9 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     let recorded = metric_list(exp, errors);
     checkpoint_policies(exp, &recorded, errors);
     early_stopping(exp, &recorded, errors);
+    if let Some(Schedule::Plateau { metric, .. }) = &exp.lr_schedule {
+        must_be_recorded("`plateau`", metric, &recorded, errors);
+    }
     schedule_values(exp, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
@@ -671,7 +674,43 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                     "write e.g. `linear(final = 1e-5)`",
                 );
             }
+            Schedule::Plateau {
+                factor, patience, ..
+            } => {
+                if !(factor.value > 0.0 && factor.value < 1.0) {
+                    err(
+                        errors,
+                        factor.span,
+                        "`factor` must be in (0, 1)",
+                        "write e.g. `factor = 0.5`",
+                    );
+                }
+                if !patience.is_int || patience.value < 0.0 {
+                    err(
+                        errors,
+                        patience.span,
+                        "`patience` is a whole number of epochs, 0 or more",
+                        "write e.g. `patience = 2`",
+                    );
+                }
+                if exp.groups.as_ref().is_some_and(|g| !g.is_empty()) {
+                    err(
+                        errors,
+                        factor.span,
+                        "`plateau` scales one learning rate and cannot be combined with `groups`",
+                        "remove `groups`, or use a schedule fixed in advance",
+                    );
+                }
+            }
             Schedule::WarmUp { steps, then } => {
+                if matches!(**then, Schedule::Plateau { .. }) {
+                    err(
+                        errors,
+                        steps.span,
+                        "`plateau` cannot follow `warm_up`: it decides the rate from whole epochs",
+                        "use `lr_schedule: plateau(..)` alone",
+                    );
+                }
                 if !steps.is_int || steps.value < 1.0 {
                     err(
                         errors,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
 use crate::output::runs::Runs;
-use crate::spec::{EarlyStopping, GradClip};
+use crate::spec::{EarlyStopping, GradClip, PlateauRule};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
 /// no worker thread, no gradient accumulation, runs in `artifacts/run/run-<N>`.
@@ -72,6 +72,9 @@ pub struct FitOptions {
     /// and the checkpoints loaded for evaluation use the average.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ema: Option<f64>,
+    /// Lower the learning rate when a metric stops improving (`lr_schedule: plateau(..)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plateau: Option<PlateauRule>,
 }
 
 impl Default for FitOptions {
@@ -99,6 +102,7 @@ impl Default for FitOptions {
             freeze: Vec::new(),
             unfreeze: None,
             ema: None,
+            plateau: None,
         }
     }
 }

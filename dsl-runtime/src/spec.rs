@@ -270,6 +270,51 @@ impl OptimizerSpec {
     }
 }
 
+/// When a plateau schedule lowers the rate: `split.metric` not improved for more than
+/// `patience` epochs multiplies it by `factor`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlateauRule {
+    /// The split of the watched metric.
+    pub split: Split,
+    /// The watched metric's key.
+    pub metric: String,
+    /// Factor per reduction.
+    pub factor: f64,
+    /// Epochs without improvement tolerated before a reduction.
+    pub patience: usize,
+}
+
+impl PlateauRule {
+    /// The factor on the base rate during `epoch`, from the values of the epochs before it: a
+    /// pure function of the history, so a resumed run lowers the rate at the same epochs.
+    pub fn scale(&self, history: &crate::History, epoch: usize) -> f64 {
+        let Some(series) = history.get(self.split, &self.metric) else {
+            return 1.0;
+        };
+        let better = |a: f64, b: f64| {
+            if series.higher_is_better {
+                a > b
+            } else {
+                a < b
+            }
+        };
+        let (mut best, mut bad, mut scale) = (None::<f64>, 0, 1.0);
+        for value in (1..epoch).filter_map(|e| series.at(e)) {
+            if best.is_none_or(|b| better(value, b)) {
+                best = Some(value);
+                bad = 0;
+            } else {
+                bad += 1;
+                if bad > self.patience {
+                    scale *= self.factor;
+                    bad = 0;
+                }
+            }
+        }
+        scale
+    }
+}
+
 /// A parameter group at its own base learning rate: `groups: { fc1: lr(1e-4) }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupLr {
@@ -315,6 +360,18 @@ pub enum Schedule {
         /// The schedule after the warm-up.
         then: Box<Schedule>,
     },
+    /// The base rate, times `factor` each time `split.metric` has not improved for more than
+    /// `patience` epochs (PyTorch's `ReduceLROnPlateau`; Burn has no such schedule).
+    Plateau {
+        /// The split of the watched metric.
+        split: Split,
+        /// The watched metric's key.
+        metric: String,
+        /// Factor per reduction, in (0, 1).
+        factor: f64,
+        /// Epochs without improvement tolerated before a reduction.
+        patience: usize,
+    },
 }
 
 impl Schedule {
@@ -342,7 +399,20 @@ impl Schedule {
                 message: format!("is {lr}; it must be a positive number"),
             });
         }
-        if groups.is_empty() && *self == Schedule::Constant {
+        if let Schedule::Plateau { factor, .. } = self {
+            if !(*factor > 0.0 && *factor < 1.0) {
+                return Err(invalid(format!(
+                    "plateau's factor is {factor}; it must be in (0, 1)"
+                )));
+            }
+            if !groups.is_empty() {
+                return Err(invalid(
+                    "plateau scales one learning rate and cannot be combined with groups"
+                        .to_owned(),
+                ));
+            }
+        }
+        if groups.is_empty() && matches!(self, Schedule::Constant | Schedule::Plateau { .. }) {
             return Ok(lr.into());
         }
         let steps = total_steps.max(1);
@@ -364,11 +434,30 @@ impl Schedule {
         config.init().map_err(invalid)
     }
 
+    /// The rule a `Plateau` schedule follows, for [`FitOptions::plateau`](crate::FitOptions).
+    pub fn plateau(&self) -> Option<PlateauRule> {
+        match self {
+            Schedule::Plateau {
+                split,
+                metric,
+                factor,
+                patience,
+            } => Some(PlateauRule {
+                split: *split,
+                metric: metric.clone(),
+                factor: *factor,
+                patience: *patience,
+            }),
+            _ => None,
+        }
+    }
+
     /// The schedule from base rate `lr`; `scale` multiplies the rates it moves towards (a
     /// group's schedule is the run's, scaled).
     fn config(&self, lr: f64, steps: usize, scale: f64) -> Result<LrSchedulerConfig, FitError> {
         Ok(match self {
-            Schedule::Constant => LrSchedulerConfig::Constant(lr),
+            // The reductions are applied by the fit loop from the history (`fit::plateau`).
+            Schedule::Constant | Schedule::Plateau { .. } => LrSchedulerConfig::Constant(lr),
             Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
                 .with_min_lr(*min_lr * scale)
                 .into(),
@@ -449,6 +538,37 @@ mod tests {
     fn rates(schedule: Schedule, lr: f64, steps: usize) -> Vec<f64> {
         let mut s = schedule.build(lr, steps).unwrap();
         (0..steps).map(|_| s.step().base()).collect()
+    }
+
+    #[test]
+    fn a_plateau_lowers_the_rate_after_patience_epochs_without_improvement() {
+        let mut history = crate::History::default();
+        let loss = history.declare(Split::Valid, "loss", false);
+        for (epoch, value) in [1.0, 0.9, 0.95, 0.96, 0.8, 0.85, 0.86]
+            .into_iter()
+            .enumerate()
+        {
+            history.record_epoch(loss, epoch + 1, value);
+        }
+        let rule = PlateauRule {
+            split: Split::Valid,
+            metric: "loss".into(),
+            factor: 0.5,
+            patience: 1,
+        };
+        let scales: Vec<f64> = (1..=8).map(|epoch| rule.scale(&history, epoch)).collect();
+        // Epochs 3 and 4 do not improve on 0.9: the second is one more than the patience, so
+        // epoch 5 runs at half; 0.8 improves; 6 and 7 do not, so epoch 8 runs at a quarter.
+        assert_eq!(scales, [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25]);
+        let accuracy = PlateauRule {
+            metric: "accuracy".into(),
+            ..rule
+        };
+        assert_eq!(
+            accuracy.scale(&history, 8),
+            1.0,
+            "an unrecorded metric changes nothing"
+        );
     }
 
     #[test]

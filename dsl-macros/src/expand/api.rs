@@ -404,6 +404,7 @@ fn with_options(
         )?;
         let #optimizer = #optimizer_expr;
         let mut #options = #fit_options;
+        #options.plateau = #config.lr_schedule.plateau();
         #adjust(&mut #options);
         #test_prepare
         let #report = #fit #question;

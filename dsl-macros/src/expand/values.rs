@@ -122,6 +122,21 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
             let (n, g) = (every.as_usize(), gamma.value);
             quote!(#Rt::Schedule::Step { step_size: #n, gamma: #g })
         }
+        Schedule::Plateau {
+            metric,
+            factor,
+            patience,
+        } => {
+            let split = split(metric);
+            let key = metric.key();
+            let (factor, patience) = (factor.value, patience.as_usize());
+            quote!(#Rt::Schedule::Plateau {
+                split: #split,
+                metric: ::std::string::String::from(#key),
+                factor: #factor,
+                patience: #patience,
+            })
+        }
         Schedule::WarmUp { steps, then } => {
             let n = steps.as_usize();
             let then = self::schedule(then);

@@ -87,6 +87,8 @@ pub(super) struct TrainState<M> {
     pub interruptible: bool,
     /// The moving average of the weights, for a run with `ema`.
     pub ema: Option<Ema<M>>,
+    /// The factor a plateau schedule puts on the scheduler's rate in this epoch.
+    pub lr_scale: f64,
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -107,6 +109,7 @@ impl<M: LearnerModel> TrainState<M> {
             clip_norm,
             interruptible,
             ema: None,
+            lr_scale: 1.0,
         }
     }
 
@@ -196,6 +199,9 @@ impl<M: LearnerModel> TrainState<M> {
                     })?;
                 }
                 self.lr = self.lr_scheduler.step();
+                if self.lr_scale != 1.0 {
+                    self.lr = (self.lr.base() * self.lr_scale).into();
+                }
                 self.model =
                     self.model
                         .clone()

@@ -456,7 +456,13 @@ impl MetricKeys {
             .chain(options.checkpoint.iter().flatten().filter_map(|p| match p {
                 Policy::Best { split, metric } => Some(("checkpoint", *split, metric.as_str())),
                 _ => None,
-            }));
+            }))
+            .chain(
+                options
+                    .plateau
+                    .iter()
+                    .map(|p| ("lr_schedule", p.split, p.metric.as_str())),
+            );
         for (option, split, metric) in watched {
             if !recorded(split, metric) {
                 return Err(FitError::InvalidOption {

@@ -86,6 +86,9 @@ impl<M: LearnerModel> Run<'_, M> {
             {
                 self.state.model = unfrozen;
             }
+            if let Some(plateau) = &options.plateau {
+                self.state.lr_scale = plateau.scale(&self.history, epoch);
+            }
             self.callbacks.each(|c| c.epoch_start(epoch));
             let mut sink = EpochSink {
                 epoch,

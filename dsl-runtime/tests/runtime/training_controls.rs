@@ -106,3 +106,57 @@ fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
         "{err}"
     );
 }
+
+/// A plateau schedule watching a metric that never improves after epoch 1 (the batch count):
+/// the rate halves from epoch 3 on (patience 0), and a resume lowers it at the same epochs.
+#[test]
+fn a_plateau_schedule_lowers_the_rate_from_the_history_and_resumes_exactly() {
+    use dsl_runtime::checkpoint::{Policy, Resume};
+    use dsl_runtime::spec::Schedule;
+    let schedule = Schedule::Plateau {
+        split: Split::Valid,
+        metric: "batches".into(),
+        factor: 0.5,
+        patience: 0,
+    };
+    let run = |dir: &std::path::Path, epochs: usize, resume: Option<Resume>| {
+        Fit::new(
+            classifier(),
+            SgdConfig::new().init(),
+            schedule.build(0.1, 24).unwrap(),
+        )
+        .with_options(|o| {
+            o.artifacts = dir.to_owned();
+            o.epochs = epochs;
+            o.batch_size = 16;
+            o.quiet = true;
+            o.plateau = schedule.plateau();
+            o.checkpoint = Some(vec![Policy::KeepLast { n: 1 }]);
+            o.resume = resume;
+        })
+        .train_metric(metric::loss())
+        .train_metric(metric::learning_rate())
+        .valid_metric(metric::Tracked::new("batches", BatchCount::default()))
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .unwrap()
+    };
+    let (whole_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let whole = run(whole_dir.path(), 4, None);
+    // Each step's rate (the epoch value is their mean, with its rounding).
+    let lr = whole.history.get(Split::Train, "lr").unwrap().steps.clone();
+    let expected: Vec<f64> = [0.1, 0.1, 0.05, 0.025]
+        .iter()
+        .flat_map(|&rate| [rate; 6])
+        .collect();
+    assert_eq!(lr, expected);
+    run(dir.path(), 2, None);
+    let resumed = run(dir.path(), 4, Some(Resume::Latest));
+    assert_eq!(resumed.history.get(Split::Train, "lr").unwrap().steps, lr);
+    crate::common::assert_bit_identical(
+        &resumed.history.train_losses(),
+        &whole.history.train_losses(),
+    );
+}

@@ -10,6 +10,7 @@ training! {
     step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
     loader: { train: samples(0..64), valid: samples(64..96), batcher: SampleBatcher, batch_size: 16 },
     optimizer: rmsprop(lr = 1e-2, momentum = 0.5),
+    lr_schedule: plateau(valid.loss, factor = 0.5, patience = 1),
     epochs: 1,
 }
 
