@@ -63,7 +63,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
                 "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
             );
         }
-        if !(lr.value >= 0.0) {
+        if lr.value < 0.0 || lr.value.is_nan() {
             err(
                 errors,
                 lr.span,
