@@ -34,6 +34,8 @@ pub struct Experiment {
     pub unfreeze: Option<Number>,
     /// `ema: 0.999`: the decay of a moving average of the weights.
     pub ema: Option<Number>,
+    /// `gradient_checkpointing: true`.
+    pub gradient_checkpointing: Option<syn::LitBool>,
     /// `groups: { fc1: lr(1e-4), .. }`: module paths with their own base learning rate.
     pub groups: Option<Vec<(String, Span, Number)>>,
     /// `engine: ours | burn`.
@@ -84,6 +86,7 @@ impl Default for Experiment {
             unfreeze: None,
             ema: None,
             groups: None,
+            gradient_checkpointing: None,
             engine: None,
             strategy: None,
             devices: None,

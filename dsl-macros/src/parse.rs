@@ -37,6 +37,7 @@ pub const KEYS: &[&str] = &[
     "unfreeze",
     "ema",
     "groups",
+    "gradient_checkpointing",
     "engine",
     "strategy",
     "devices",
@@ -192,6 +193,11 @@ fn top_level(
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
         "groups" => exp.groups = Some(lr_groups(input)?),
+        "gradient_checkpointing" => {
+            exp.gradient_checkpointing = Some(input.parse().map_err(|e: syn::Error| {
+                syn::Error::new(e.span(), "`gradient_checkpointing` is `true` or `false`")
+            })?)
+        }
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "devices" => exp.devices = Some(number(input)?),

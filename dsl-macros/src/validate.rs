@@ -118,6 +118,14 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
             "`ema`",
             exp.ema.as_ref().map(|n| n.span),
         ),
+        (
+            "gradient checkpointing needs",
+            "`gradient_checkpointing`",
+            exp.gradient_checkpointing
+                .as_ref()
+                .filter(|b| b.value)
+                .map(|b| b.span),
+        ),
     ];
     for (what, key, span) in features {
         if let Some(span) = span {

@@ -72,6 +72,10 @@ pub struct FitOptions {
     /// and the checkpoints loaded for evaluation use the average.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ema: Option<f64>,
+    /// Recompute memory-bound activations in the backward pass instead of keeping them (Burn's
+    /// balanced gradient checkpointing): less memory, more compute, the same gradients.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gradient_checkpointing: bool,
     /// Lower the learning rate when a metric stops improving (`lr_schedule: plateau(..)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau: Option<PlateauRule>,
@@ -102,6 +106,7 @@ impl Default for FitOptions {
             freeze: Vec::new(),
             unfreeze: None,
             ema: None,
+            gradient_checkpointing: false,
             plateau: None,
         }
     }

@@ -215,6 +215,15 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
         )
         .expansion_only(),
         ConfigKey::new(
+            "gradient_checkpointing",
+            "Recompute activations in the backward pass (Burn's balanced gradient checkpointing): less memory, the same gradients.",
+            quote!(bool),
+            {
+                let on = exp.gradient_checkpointing.as_ref().is_some_and(|b| b.value);
+                quote!(#on)
+            },
+        ),
+        ConfigKey::new(
             "ema",
             "Decay of a moving average of the weights, which validation, `best` and loading use; `None`: no average.",
             option(quote!(f64)),

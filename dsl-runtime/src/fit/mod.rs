@@ -6,6 +6,7 @@ mod ema;
 pub(crate) mod epoch;
 mod finite;
 mod freeze;
+mod recompute;
 mod resume;
 mod run;
 mod saving;
@@ -297,6 +298,11 @@ impl<M: LearnerModel> Fit<M> {
         } else {
             device.clone().autodiff()
         };
+        let train_device = if options.gradient_checkpointing {
+            train_device.gradient_checkpointing()
+        } else {
+            train_device
+        };
         let loaders = Loaders::new(&options, data, &train_device)?;
         let (optimizer, clip_norm) = match options.grad_clip {
             Some(GradClip::Value(max)) => (
@@ -309,6 +315,11 @@ impl<M: LearnerModel> Fit<M> {
             None => (start.optimizer, None),
         };
         let model = start.model.fork(&train_device);
+        let model = if options.gradient_checkpointing {
+            recompute::recompute_activations(model)
+        } else {
+            model
+        };
         let model = match &freeze {
             Some(freeze) => freeze.start(model, start.first_epoch),
             None => model,

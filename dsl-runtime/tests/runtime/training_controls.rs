@@ -160,3 +160,31 @@ fn a_plateau_schedule_lowers_the_rate_from_the_history_and_resumes_exactly() {
         &whole.history.train_losses(),
     );
 }
+
+/// Burn's balanced gradient checkpointing recomputes activations: the same gradients, so the
+/// same losses and weights, bit for bit.
+#[test]
+fn gradient_checkpointing_changes_no_bit() {
+    let run = |checkpointing: bool| {
+        Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+            .with_options(|o| {
+                o.write_files = false;
+                o.quiet = true;
+                o.batch_size = 16;
+                o.epochs = 2;
+                o.gradient_checkpointing = checkpointing;
+            })
+            .train_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+            .unwrap()
+    };
+    let (plain, checkpointed) = (run(false), run(true));
+    crate::common::assert_bit_identical(
+        &checkpointed.history.train_losses(),
+        &plain.history.train_losses(),
+    );
+    assert_eq!(checkpointed.model.mlp.weights(), plain.model.mlp.weights());
+}

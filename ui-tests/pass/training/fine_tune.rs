@@ -25,6 +25,7 @@ training! {
     freeze: [fc1],
     unfreeze: 2,
     ema: 0.9,
+    gradient_checkpointing: true,
     groups: { fc2: lr(5e-4) },
     checkpoint: keep_last(3),
 }
