@@ -34,6 +34,8 @@ pub struct Experiment {
     pub unfreeze: Option<Number>,
     /// `ema: 0.999`: the decay of a moving average of the weights.
     pub ema: Option<Number>,
+    /// `lora: { rank: 4, alpha: 8, on: [fc1, fc2] }`.
+    pub lora: Option<LoraKey>,
     /// `gradient_checkpointing: true`.
     pub gradient_checkpointing: Option<syn::LitBool>,
     /// `groups: { fc1: lr(1e-4), .. }`: module paths with their own base learning rate.
@@ -87,6 +89,7 @@ impl Default for Experiment {
             ema: None,
             groups: None,
             gradient_checkpointing: None,
+            lora: None,
             engine: None,
             strategy: None,
             devices: None,
@@ -221,6 +224,14 @@ pub struct Patience {
     pub patience: Number,
     pub metric: MetricRef,
     pub min_delta: Option<Number>,
+}
+
+/// `lora: { rank, alpha, on }`, with the span of the block for a missing part.
+pub struct LoraKey {
+    pub rank: Option<Number>,
+    pub alpha: Option<Number>,
+    pub on: Vec<(String, Span)>,
+    pub span: Span,
 }
 
 /// `norm(x)` or `value(x)`.

@@ -38,6 +38,7 @@ pub const KEYS: &[&str] = &[
     "ema",
     "groups",
     "gradient_checkpointing",
+    "lora",
     "engine",
     "strategy",
     "devices",
@@ -193,6 +194,7 @@ fn top_level(
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
         "groups" => exp.groups = Some(lr_groups(input)?),
+        "lora" => exp.lora = Some(lora(input)?),
         "gradient_checkpointing" => {
             exp.gradient_checkpointing = Some(input.parse().map_err(|e: syn::Error| {
                 syn::Error::new(e.span(), "`gradient_checkpointing` is `true` or `false`")
@@ -647,6 +649,40 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
         factor,
         patience,
     })
+}
+
+/// `{ rank: 4, alpha: 8, on: [fc1, fc2] }`.
+fn lora(input: ParseStream) -> syn::Result<LoraKey> {
+    let content;
+    let brace = braced!(content in input);
+    let mut key = LoraKey {
+        rank: None,
+        alpha: None,
+        on: Vec::new(),
+        span: brace.span.join(),
+    };
+    while !content.is_empty() {
+        let name: Ident = content.parse()?;
+        content.parse::<Token![:]>()?;
+        match name.to_string().as_str() {
+            "rank" => key.rank = Some(number(&content)?),
+            "alpha" => key.alpha = Some(number(&content)?),
+            "on" => key.on = module_paths(&content)?,
+            other => {
+                content.parse::<TokenStream>()?;
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "unknown LoRA setting `{other}`\nhelp: write `lora: {{ rank: 4, alpha: 8, on: [fc1, fc2] }}`"
+                    ),
+                ));
+            }
+        }
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(key)
 }
 
 /// `{ fc1: lr(1e-4), "layers.0": lr(0.0) }`.

@@ -75,6 +75,41 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             );
         }
     }
+    if let Some(lora) = &exp.lora {
+        match &lora.rank {
+            Some(rank) if !rank.is_int || rank.value < 1.0 => err(
+                errors,
+                rank.span,
+                "the LoRA rank is a whole number of at least 1",
+                "write e.g. `rank: 4`",
+            ),
+            None => err(
+                errors,
+                lora.span,
+                "`lora` needs a rank",
+                "write `lora: { rank: 4, alpha: 8, on: [..] }`",
+            ),
+            _ => {}
+        }
+        if let Some(alpha) = &lora.alpha
+            && !(alpha.value > 0.0)
+        {
+            err(
+                errors,
+                alpha.span,
+                "the LoRA alpha must be positive",
+                "write e.g. `alpha: 8` (adapters add alpha / rank · a @ b)",
+            );
+        }
+        if lora.on.is_empty() {
+            err(
+                errors,
+                lora.span,
+                "`lora` adapts nothing",
+                "name the layers: `on: [fc1, fc2]`",
+            );
+        }
+    }
     if let Some(decay) = &exp.ema
         && !(decay.value > 0.0 && decay.value < 1.0)
     {
@@ -118,6 +153,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
             "`ema`",
             exp.ema.as_ref().map(|n| n.span),
         ),
+        ("LoRA needs", "`lora`", exp.lora.as_ref().map(|l| l.span)),
         (
             "gradient checkpointing needs",
             "`gradient_checkpointing`",

@@ -141,7 +141,7 @@ pub mod __private {
     pub use crate::metric;
     pub use crate::predict::{predict, write_predictions};
     pub use crate::spec::{
-        EarlyStopping, GradClip, GroupLr, OptimizerSpec, Schedule, optimizer_steps,
+        EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
     };
     pub use crate::weights;
     pub use crate::weights::export_safetensors;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
 use crate::output::runs::Runs;
-use crate::spec::{EarlyStopping, GradClip, PlateauRule};
+use crate::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
 /// no worker thread, no gradient accumulation, runs in `artifacts/run/run-<N>`.
@@ -76,6 +76,10 @@ pub struct FitOptions {
     /// balanced gradient checkpointing): less memory, more compute, the same gradients.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gradient_checkpointing: bool,
+    /// LoRA adapters on some of the model's weights, the rest frozen (`training!` prefixes the
+    /// paths with `model.`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lora: Option<LoraSpec>,
     /// Lower the learning rate when a metric stops improving (`lr_schedule: plateau(..)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau: Option<PlateauRule>,
@@ -107,6 +111,7 @@ impl Default for FitOptions {
             unfreeze: None,
             ema: None,
             gradient_checkpointing: false,
+            lora: None,
             plateau: None,
         }
     }

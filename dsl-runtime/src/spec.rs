@@ -315,6 +315,28 @@ impl PlateauRule {
     }
 }
 
+/// LoRA adapters on the 2-D weights under module paths `on`, through Burn's `apply_lora`:
+/// every base parameter is frozen and only the adapters train.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoraSpec {
+    /// Rank of the low-rank factors.
+    pub rank: usize,
+    /// Scale numerator: the adapters add `alpha / rank · a @ b`.
+    pub alpha: f64,
+    /// Module paths whose 2-D weights get adapters.
+    pub on: Vec<String>,
+}
+
+impl LoraSpec {
+    /// The same adapters with every path under `prefix` (`model.` in `training!`).
+    pub fn prefixed(&self, prefix: &str) -> Self {
+        Self {
+            on: self.on.iter().map(|p| format!("{prefix}{p}")).collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// A parameter group at its own base learning rate: `groups: { fc1: lr(1e-4) }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupLr {

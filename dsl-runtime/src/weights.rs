@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use burn::module::{Module, ParamGroup};
+use burn::module::{Lora, Module, ParamGroup};
 use burn::store::{ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
 
 use crate::FitError;
@@ -74,6 +74,21 @@ pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
         .into_iter()
         .map(|tensor| tensor.name)
         .collect()
+}
+
+/// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
+pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M, FitError> {
+    if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
+        return Err(FitError::InvalidOption {
+            option: "lora",
+            message: format!(
+                "rank {} and alpha {}: the rank must be at least 1 and alpha positive",
+                spec.rank, spec.alpha
+            ),
+        });
+    }
+    let group = group(&model, "lora", &spec.on)?;
+    Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
 }
 
 /// Burn's parameter groups of `groups`, whose paths are of `model`'s field `prefix`

@@ -405,6 +405,7 @@ fn with_options(
         let #optimizer = #optimizer_expr;
         let mut #options = #fit_options;
         #options.plateau = #config.lr_schedule.plateau();
+        #options.lora = #config.lora.as_ref().map(|lora| lora.prefixed("model."));
         #adjust(&mut #options);
         #test_prepare
         let #report = #fit #question;

@@ -215,6 +215,22 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
         )
         .expansion_only(),
         ConfigKey::new(
+            "lora",
+            "LoRA adapters on some layers of the model (Burn's `apply_lora`); `None`: full training.",
+            option(quote!(#Rt::LoraSpec)),
+            values::some_or_none(exp.lora.as_ref().map(|l| {
+                let rank = l.rank.as_ref().map_or(1, Number::as_usize);
+                let alpha = l.alpha.as_ref().map_or(rank as f64, |a| a.value);
+                let on = l.on.iter().map(|(path, _)| path);
+                quote!(#Rt::LoraSpec {
+                    rank: #rank,
+                    alpha: #alpha,
+                    on: ::std::vec![#(::std::string::String::from(#on)),*],
+                })
+            })),
+        )
+        .expansion_only(),
+        ConfigKey::new(
             "gradient_checkpointing",
             "Recompute activations in the backward pass (Burn's balanced gradient checkpointing): less memory, the same gradients.",
             quote!(bool),

@@ -268,6 +268,11 @@ impl<M: LearnerModel> Fit<M> {
             Some(file) => crate::weights::load_weights(model, file)?,
             None => model,
         };
+        // Before a resume loads its checkpoint: the adapters are part of the model's record.
+        let model = match &options.lora {
+            Some(lora) => crate::weights::apply_lora(model, lora)?,
+            None => model,
+        };
         let freeze = Freeze::new(&model, &options)?;
         let path = options.resolve_run_dir()?;
         let checkpoints = CheckpointDir::new(&path);

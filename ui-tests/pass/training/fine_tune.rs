@@ -30,6 +30,16 @@ training! {
     checkpoint: keep_last(3),
 }
 
+training! {
+    name: Adapted,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: { train: samples(64..128), valid: samples(128..160), batcher: SampleBatcher, batch_size: 16 },
+    optimizer: adam(lr = 1e-2),
+    epochs: 2,
+    lora: { rank: 2, alpha: 4, on: [fc1, fc2] },
+}
+
 pub fn main() {
     let dir = std::env::temp_dir().join(format!("dsl-ui-fine-tune-{}", std::process::id()));
     let artifacts = dir.to_string_lossy().into_owned();
@@ -62,5 +72,20 @@ pub fn main() {
     let fc1 = |weights: Vec<u32>| weights[..80].to_vec();
     assert_eq!(fc1(first.model.weights()), fc1(pretrained.model.model.weights()));
     assert_ne!(fc1(tuned.model.model.weights()), fc1(first.model.weights()));
+
+    let adapted = Adapted::with_config(
+        AdaptedConfig {
+            artifacts: dir.to_string_lossy().into_owned(),
+            ..Adapted::config()
+        },
+        &device,
+    )
+    .unwrap();
+    let fc2_bias = |w: Vec<u32>| w[w.len() - 3..].to_vec();
+    assert_eq!(
+        fc2_bias(adapted.model.model.weights()),
+        fc2_bias(Mlp::new(3, &device).weights()),
+        "LoRA freezes every base parameter"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
