@@ -92,7 +92,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             _ => {}
         }
         if let Some(alpha) = &lora.alpha
-            && !(alpha.value > 0.0)
+            && (alpha.value <= 0.0 || alpha.value.is_nan())
         {
             err(
                 errors,
