@@ -1,0 +1,34 @@
+//! The figures the README states: the pretrained model fails the relabelled task, the
+//! fine-tuned one passes it.
+
+use dsl_runtime::prelude::*;
+use finetune::{Pretrain, pretrain_then_fine_tune, relabelled};
+use seed::SampleBatcher;
+
+#[test]
+fn fine_tuning_from_the_exported_weights_learns_the_second_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let device = burn::tensor::Device::flex();
+    let (pretrained, tuned) =
+        pretrain_then_fine_tune(&dir.path().to_string_lossy(), &device).unwrap();
+    let accuracy = |report: &FitReport<_>| -> Vec<f64> {
+        report
+            .history
+            .get(Split::Valid, "accuracy")
+            .unwrap()
+            .values()
+    };
+    assert_eq!(accuracy(&pretrained).last(), Some(&100.0));
+    let before = Pretrain::evaluate(&pretrained.model, relabelled(240..300), SampleBatcher)
+        .unwrap()
+        .get("accuracy")
+        .unwrap();
+    let after = tuned.test.as_ref().unwrap().get("accuracy").unwrap();
+    assert!(
+        before < 10.0,
+        "the relabelled task is new to the pretrained model: {before}"
+    );
+    assert!(after >= 90.0, "fine-tuned test accuracy {after}");
+    assert!(tuned.averaged.is_some(), "validated on the moving average");
+    println!("test accuracy on the second task: pretrained {before:.1} %, fine-tuned {after:.1} %");
+}
