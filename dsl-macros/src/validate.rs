@@ -155,6 +155,24 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
         ),
         ("LoRA needs", "`lora`", exp.lora.as_ref().map(|l| l.span)),
         (
+            "starting from saved weights needs",
+            "`init_from`",
+            exp.init_from.as_ref().map(syn::LitStr::span),
+        ),
+        (
+            "freezing needs",
+            "`freeze`",
+            exp.freeze.iter().flatten().next().map(|(_, span)| *span),
+        ),
+        (
+            "a plateau schedule needs",
+            "`lr_schedule: plateau(..)`",
+            match &exp.lr_schedule {
+                Some(Schedule::Plateau { factor, .. }) => Some(factor.span),
+                _ => None,
+            },
+        ),
+        (
             "gradient checkpointing needs",
             "`gradient_checkpointing`",
             exp.gradient_checkpointing

@@ -235,6 +235,21 @@ where
         option,
         message: message.to_owned(),
     };
+    // Set from the command line (`training!` refuses them with an engine key at compile time).
+    let ours_only = [
+        ("init_from", options.init_from.is_some()),
+        ("freeze", !options.freeze.is_empty()),
+        ("lora", options.lora.is_some()),
+        ("ema", options.ema.is_some()),
+        ("gradient_checkpointing", options.gradient_checkpointing),
+        ("lr_schedule", options.plateau.is_some()),
+    ];
+    if let Some((option, _)) = ours_only.into_iter().find(|(_, set)| *set) {
+        return Err(invalid(
+            option,
+            "is a setting of this crate's fit loop, which Burn's engine does not honour: unset it, or train with `engine = ours` on one device",
+        ));
+    }
     let devices: Vec<Device> = devices.into_iter().map(|d| d.autodiff()).collect();
     let execution = match (strategy, devices.len()) {
         (Strategy::Single, 1) => ExecutionStrategy::single(devices[0].clone()),

@@ -52,9 +52,9 @@
 //! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
 //! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
 //! | `loader` | yes | `{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices` | `test`: none; `shuffle`: dataset order; `workers`: 0 |
-//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum and betas in [0, 1), epsilon > 0, weight decay ≥ 0 | Burn's defaults for unnamed arguments |
+//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0 | Burn's defaults for unnamed arguments |
 //! | `lr` | with an optimizer expression | number | |
-//! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`; spans the whole run | `constant` |
+//! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs | `constant` |
 //! | `epochs` | yes | whole number ≥ 1 | |
 //! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `auc_pr`, `perplexity`, `hamming`, `cer`, `wer`, `iteration_speed`, `lr`, or any numeric Burn metric as `split.metric(name = expr)`, recorded as `name` | `[train.loss, valid.loss]` |
 //! | `callbacks` | no | `[expr, ..]`: values implementing [`Callback`] (hooks at run, epoch and step, may stop the run, may save state in checkpoints); not with `engine`/`strategy`/`devices` | none |
@@ -68,6 +68,13 @@
 //! | `grad_clip` | no | `norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp | none |
 //! | `seed` | no | seeds the device RNG before the model is built | none |
 //! | `artifacts` | no | string: root folder of run directories | `"artifacts"` |
+//! | `init_from` | no | string: a `.safetensors` file (e.g. from `--export`) or a run's `checkpoint/model-N.bpk` whose weights a fresh run starts from; every parameter must be there with its shape. Unlike `resume`, nothing else carries over (optimizer, schedule, epochs, history) | none |
+//! | `freeze` | no | `[fc1, encoder.layer, "layers.0"]`: module paths of the model whose parameters are not trained (Burn's `freeze_group`); a path naming no parameter is a start-up error listing them | none |
+//! | `unfreeze` | no | the epoch (≥ 1) from which the `freeze` paths train again | frozen for the run |
+//! | `groups` | no | `{ fc1: lr(1e-4), .. }`: module paths at their own base rate, following the run's schedule scaled (Burn's per-group `ModuleLrScheduler`); `lr(0.0)` holds a group still | none |
+//! | `lora` | no | `{ rank: 4, alpha: 8, on: [fc1, fc2] }`: Burn's LoRA adapters on the 2-D weights under `on`; every base parameter is frozen | none; alpha defaults to the rank |
+//! | `ema` | no | decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint | none |
+//! | `gradient_checkpointing` | no | `true`: Burn's balanced gradient checkpointing (activations recomputed in the backward pass) | `false` |
 //!
 //! Every mistake is a compile error at the offending token: unknown or duplicate keys (with "did
 //! you mean"), missing keys, malformed values, zero epochs or batch size, non-positive learning

@@ -211,3 +211,38 @@ fn ddp_on_cpu_devices_is_refused_with_the_reason() {
         "{err}"
     );
 }
+
+/// Settings of our loop set from the command line (`--set ema=0.9`, `--init-from ..`) on a run
+/// that goes to Burn's engine are refused before training, naming the setting.
+#[test]
+fn engine_burn_refuses_settings_of_our_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = OnBurnConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ema: Some(0.9),
+        ..OnBurn::config()
+    };
+    let Err(err) = OnBurn::with_options(config.clone(), &device(), quiet) else {
+        panic!("Burn's engine trained with a moving average it does not keep");
+    };
+    assert!(
+        err.to_string().starts_with("invalid fit option `ema`"),
+        "{err}"
+    );
+    let config = OnBurnConfig {
+        ema: None,
+        freeze: vec!["fc1".into()],
+        ..config
+    };
+    let Err(err) = OnBurn::with_options(config, &device(), quiet) else {
+        panic!("Burn's engine trained with frozen layers it does not freeze");
+    };
+    assert!(
+        err.to_string().starts_with("invalid fit option `freeze`"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("on_burn").exists(),
+        "refused before anything was written"
+    );
+}
