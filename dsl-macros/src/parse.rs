@@ -189,7 +189,14 @@ fn top_level(
         "seed" => exp.seed = Some(number(input)?),
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
         "resume" => exp.resume = Some(resume(input)?),
-        "init_from" => exp.init_from = Some(input.parse::<LitStr>()?),
+        "init_from" => {
+            exp.init_from = Some(input.parse::<LitStr>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`init_from` is a file path in quotes\nhelp: write e.g. `init_from: \"pretrained.safetensors\"`",
+                )
+            })?)
+        }
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
