@@ -206,10 +206,12 @@ fn sigterm_then_resume(flags: &[&str]) {
 
     let dir = tempfile::tempdir().unwrap();
     let mut interrupted = None;
-    // The signal must land while the run trains: too early (handlers not yet installed) the
-    // process dies of it, too late it has finished. Adjust the delay until it lands.
+    // The signal must land while the run trains a batch: too early (handlers not yet installed)
+    // the process dies of it, too late it has finished, and landing while an epoch validates
+    // (or, with accumulation, between optimizer steps) stops at the last epoch's checkpoint
+    // instead, by design. Adjust the delay until it lands in training.
     let mut delay = 80u64;
-    for _ in 0..12 {
+    for attempt in 0..24 {
         let _ = std::fs::remove_dir_all(dir.path().join("resumable"));
         let child = spawn(dir.path(), flags);
         std::thread::sleep(Duration::from_millis(delay));
@@ -220,14 +222,19 @@ fn sigterm_then_resume(flags: &[&str]) {
         let output = child.wait_with_output().unwrap();
         match output.status.code() {
             Some(130) => {
-                interrupted = Some(String::from_utf8_lossy(&output.stderr).into_owned());
-                break;
+                let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+                if stderr.contains("saved at this step") {
+                    interrupted = Some(stderr);
+                    break;
+                }
+                // Landed while validating: a little earlier or later next time.
+                delay += 1 + attempt % 7;
             }
             Some(0) => delay = (delay / 2).max(1),
             _ => delay *= 2,
         }
     }
-    let stderr = interrupted.expect("one of the runs is still training when SIGTERM arrives");
+    let stderr = interrupted.expect("one of the runs is training a batch when SIGTERM arrives");
     assert!(stderr.contains("interrupted at epoch"), "{stderr}");
     // The run's only training metric is the loss, which carries over: the step is saved.
     assert!(stderr.contains("saved at this step"), "{stderr}");
