@@ -120,6 +120,8 @@ pub struct Loader {
     pub valid: Option<Expr>,
     /// Evaluated once, after training, with the best (or last) checkpoint.
     pub test: Option<Expr>,
+    /// `|item, rng| -> item`, applied to training items only.
+    pub augment: Option<Expr>,
     pub batcher: Option<Expr>,
     pub batch_size: Option<Number>,
     pub shuffle: Option<Number>,

@@ -149,6 +149,14 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
         ),
         ("a test split needs", "`test`", test.map(span)),
         (
+            "augmentation needs",
+            "`augment`",
+            exp.loader
+                .as_ref()
+                .and_then(|l| l.augment.as_ref())
+                .map(span),
+        ),
+        (
             "a moving average needs",
             "`ema`",
             exp.ema.as_ref().map(|n| n.span),

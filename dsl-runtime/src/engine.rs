@@ -243,6 +243,7 @@ where
         ("ema", options.ema.is_some()),
         ("gradient_checkpointing", options.gradient_checkpointing),
         ("lr_schedule", options.plateau.is_some()),
+        ("augment", data.augment.is_some()),
     ];
     if let Some((option, _)) = ours_only.into_iter().find(|(_, set)| *set) {
         return Err(invalid(
@@ -326,6 +327,7 @@ where
         train,
         valid,
         batcher,
+        augment: _,
     } = data;
     let mut train_loader = DataLoaderBuilder::new(batcher.clone()).batch_size(options.batch_size);
     if let Some(seed) = options.shuffle {

@@ -51,7 +51,7 @@
 //! | `name` | yes | a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case | private items |
 //! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff) | |
 //! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
-//! | `loader` | yes | `{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices` | `test`: none; `shuffle`: dataset order; `workers`: 0 |
+//! | `loader` | yes | `{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: \|item, rng\| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it | `test`, `augment`: none; `shuffle`: dataset order; `workers`: 0 |
 //! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0 | Burn's defaults for unnamed arguments |
 //! | `lr` | with an optimizer expression | number | |
 //! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs | `constant` |
@@ -119,6 +119,8 @@ pub use error::FitError;
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
 pub use options::FitOptions;
+/// The RNG crate of augmentation (`loader: { augment: |item, rng| .. }`).
+pub use rand;
 
 /// What an experiment file needs in scope.
 pub mod prelude {
@@ -141,6 +143,7 @@ pub mod __private {
         CustomSource, DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input,
         train_output,
     };
+    pub use crate::data::{Augment, AugmentFn, AugmentRng};
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};

@@ -9,6 +9,7 @@
 
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
+use dsl_runtime::rand::RngExt;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {
@@ -22,6 +23,32 @@ training! {
         batcher: SampleBatcher,
         batch_size: 16,
         shuffle: 7,
+    },
+    optimizer: adam(lr = 1e-2),
+    epochs: 40,
+    metrics: [train.loss, valid.loss, valid.accuracy],
+    checkpoint: keep_last(2) | best(valid.loss),
+    resume: latest,
+}
+
+training! {
+    /// [`Resumable`] with random noise on every training feature, drawn per item from the
+    /// run's seed, the epoch and the item's position: a resumed run draws the same noise.
+    name: pub Jittered,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+        shuffle: 7,
+        augment: |mut sample, rng| {
+            for x in &mut sample.x {
+                *x += rng.random_range(-0.1..0.1);
+            }
+            sample
+        },
     },
     optimizer: adam(lr = 1e-2),
     epochs: 40,

@@ -22,4 +22,5 @@ pass!(
     "../pass/training/derived_types.rs" => derived_types,
     "../pass/training/extended.rs" => extended,
     "../pass/training/fine_tune.rs" => fine_tune,
+    "../pass/training/augment.rs" => augment,
 );

@@ -333,10 +333,31 @@ fn with_options(
         },
         step.output_ty.span(),
     );
-    let run = respan(
-        quote!(.run(device, #sources.into_data())),
-        step.output_ty.span(),
-    );
+    let data = Ident::new("data", Span::mixed_site());
+    let run = respan(quote!(.run(device, #data)), step.output_ty.span());
+    // A local function with a plain `Fn` bound and the data as its first argument, so that an
+    // untyped closure gets its parameter types from the loader's items; a wrong one is reported
+    // at the user's expression.
+    let augment = loader.augment.as_ref().map(|expr| {
+        let f = Ident::new("augment", Span::mixed_site());
+        let helper = quote! {
+            fn #f<I, B, F>(data: #Rt::Data<I, B>, transform: F) -> #Rt::Data<I, B>
+            where
+                F: ::core::ops::Fn(I, &mut #Rt::AugmentRng) -> I
+                    + ::core::marker::Send
+                    + ::core::marker::Sync
+                    + 'static,
+            {
+                data.with_augment(#Rt::Augment::new(transform))
+            }
+        };
+        let call = respan(quote!(#f), expr.span());
+        (helper, quote_spanned!(expr.span()=> #call(#data, #expr)))
+    });
+    let (augment_helper, augment_call) = match augment {
+        Some((helper, call)) => (helper, quote!(let #data = #call;)),
+        None => (quote!(), quote!()),
+    };
     let report = Ident::new("report", Span::mixed_site());
     // At the output type too: a wrong output fails the whole chain once, there.
     let question = quote_spanned!(step.output_ty.span()=> ?);
@@ -344,7 +365,12 @@ fn with_options(
         exp,
         &model_name,
         l,
-        quote!(#fit #(#metric_calls)* #(#callback_calls)* #run),
+        quote!({
+            #augment_helper
+            let #data = #sources.into_data();
+            #augment_call
+            #fit #(#metric_calls)* #(#callback_calls)* #run
+        }),
     );
     // The test split is measured after either engine returns.
     let (test_prepare, test_run) = match &loader.test {

@@ -89,7 +89,7 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
     let loader = exp
         .loader
         .iter()
-        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.batcher]);
+        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.augment, &l.batcher]);
     let loader = loader.flatten().map(|e| quote!(let _ = #e;));
     let optimizer = match &exp.optimizer {
         Some(Optimizer::Expr(e)) => Some(quote!(let _ = #e;)),

@@ -7,8 +7,8 @@
 //! the worker count. Worker threads live as long as the loader, not one epoch.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use burn::data::dataloader::Progress;
@@ -16,6 +16,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::{Dataset, DatasetError};
 use burn::tensor::Device;
 
+use super::augment::Augment;
 use super::order::epoch_batches;
 use crate::interrupt;
 
@@ -44,11 +45,28 @@ struct Source<I, B> {
     dataset: Arc<dyn Dataset<I>>,
     batcher: Arc<dyn Batcher<I, B>>,
     device: Device,
+    /// The training split's augmentation and its seed, set before the first epoch.
+    augment: OnceLock<(Augment<I>, u64)>,
+}
+
+/// One batch to build: the dataset indices of its items, and where the first of them stands in
+/// the epoch (for augmentation).
+struct Job {
+    epoch: usize,
+    start: usize,
+    indices: Vec<usize>,
 }
 
 impl<I, B> Source<I, B> {
-    fn build(&self, indices: Vec<usize>) -> Result<B, DataError> {
-        let items = self.dataset.get_many(indices)?;
+    fn build(&self, job: Job) -> Result<B, DataError> {
+        let mut items = self.dataset.get_many(job.indices)?;
+        if let Some((augment, seed)) = self.augment.get() {
+            items = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| augment.apply(item, *seed, job.epoch, job.start + i))
+                .collect();
+        }
         // A panicking batcher must surface as an error instead of a worker that never answers.
         catch_unwind(AssertUnwindSafe(|| self.batcher.batch(items, &self.device))).map_err(|p| {
             let message = p
@@ -62,7 +80,7 @@ impl<I, B> Source<I, B> {
 }
 
 struct Worker<B> {
-    jobs: Option<Sender<Vec<usize>>>,
+    jobs: Option<Sender<Job>>,
     results: Receiver<Result<B, DataError>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -113,6 +131,7 @@ where
             dataset,
             batcher,
             device,
+            augment: OnceLock::new(),
         });
         let workers = (0..workers)
             .map(|index| spawn_worker(format!("dsl-loader-{name}-{index}"), source.clone()))
@@ -123,6 +142,14 @@ where
             shuffle,
             workers,
         })
+    }
+
+    /// Applies `augment` to every item this loader delivers, with per-item RNGs seeded from
+    /// `seed`, the epoch and the item's position in it (see [`Augment`]).
+    pub fn augment(self, augment: Augment<I>, seed: u64) -> Self {
+        // The source is new and this is its only setting: the cell is empty.
+        let _ = self.source.augment.set((augment, seed));
+        self
     }
 
     /// The batches of `epoch` (1-based), in plan order, at most `limit` of them.
@@ -141,10 +168,13 @@ where
         if let Some(limit) = limit {
             plan.truncate(limit);
         }
-        plan.drain(..done.min(plan.len()));
+        let first = done.min(plan.len());
+        plan.drain(..first);
         let sizes = plan.iter().map(Vec::len).collect();
         let mut batches = EpochBatches {
             loader: self,
+            epoch,
+            first,
             plan,
             sizes,
             submitted: 0,
@@ -171,11 +201,11 @@ where
     I: Send + Sync + 'static,
     B: Send + 'static,
 {
-    let (job_tx, job_rx) = mpsc::channel::<Vec<usize>>();
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
     let (result_tx, result_rx) = mpsc::channel();
     let thread = std::thread::Builder::new().name(name).spawn(move || {
-        for indices in job_rx {
-            if result_tx.send(source.build(indices)).is_err() {
+        for job in job_rx {
+            if result_tx.send(source.build(job)).is_err() {
                 break;
             }
         }
@@ -191,6 +221,9 @@ where
 /// so the next epoch starts from empty queues.
 pub struct EpochBatches<'a, I, B> {
     loader: &'a Loader<I, B>,
+    epoch: usize,
+    /// Batches of the epoch before `plan[0]` (those an interrupted run already trained).
+    first: usize,
     plan: Vec<Vec<usize>>,
     sizes: Vec<usize>,
     submitted: usize,
@@ -219,9 +252,18 @@ impl<I, B> EpochBatches<'_, I, B> {
         }
     }
 
+    /// Batch `index` of the plan as a job.
+    fn job(&mut self, index: usize) -> Job {
+        Job {
+            epoch: self.epoch,
+            start: (self.first + index) * self.loader.batch_size,
+            indices: std::mem::take(&mut self.plan[index]),
+        }
+    }
+
     fn submit_next(&mut self) {
+        let job = self.job(self.submitted);
         let workers = &self.loader.workers;
-        let job = std::mem::take(&mut self.plan[self.submitted]);
         let worker = &workers[self.submitted % workers.len()];
         // A send fails only if the worker is gone; `next` then reports `WorkerLost`.
         if let Some(jobs) = &worker.jobs {
@@ -241,9 +283,8 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
         let index = self.received;
         let workers = &self.loader.workers;
         let batch = if workers.is_empty() {
-            self.loader
-                .source
-                .build(std::mem::take(&mut self.plan[index]))
+            let job = self.job(index);
+            self.loader.source.build(job)
         } else {
             let result = match receive(&workers[index % workers.len()].results) {
                 Some(result) => result,

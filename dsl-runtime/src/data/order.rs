@@ -20,7 +20,7 @@ pub fn epoch_seed(seed: u64, epoch: usize) -> u64 {
 
 /// One step of SplitMix64: decorrelates neighbouring seeds, so epochs 1 and 2 of seed 7 do not
 /// yield related permutations.
-fn splitmix64(x: u64) -> u64 {
+pub(crate) fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

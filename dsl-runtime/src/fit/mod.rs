@@ -28,7 +28,7 @@ use crate::{FitError, FitOptions};
 
 use crate::callback::{Callback, Callbacks};
 use crate::checkpoint::{CheckpointDir, Policy};
-use crate::data::Loader;
+use crate::data::{Augment, Loader};
 use crate::history::{History, Split};
 use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
@@ -53,6 +53,7 @@ pub struct Data<I, B> {
     pub(crate) train: Arc<dyn Dataset<I>>,
     pub(crate) valid: Arc<dyn Dataset<I>>,
     pub(crate) batcher: B,
+    pub(crate) augment: Option<Augment<I>>,
 }
 
 impl<I, B> Data<I, B> {
@@ -66,6 +67,18 @@ impl<I, B> Data<I, B> {
             train: Arc::new(train),
             valid: Arc::new(valid),
             batcher,
+            augment: None,
+        }
+    }
+
+    /// Transforms every training item with `transform(item, rng)` before batching; `rng` is
+    /// seeded from the run's shuffle seed (0 without one), the epoch and the item's position
+    /// in it, so the draws are the same with any worker count and after any resume. The
+    /// validation split is never augmented.
+    pub fn with_augment(self, augment: Augment<I>) -> Self {
+        Self {
+            augment: Some(augment),
+            ..self
         }
     }
 
@@ -75,6 +88,7 @@ impl<I, B> Data<I, B> {
             train,
             valid,
             batcher,
+            augment: None,
         }
     }
 }
@@ -443,6 +457,10 @@ where
             options.workers,
         )
         .map_err(FitError::Workers)?;
+        let train = match data.augment {
+            Some(augment) => train.augment(augment, options.shuffle.unwrap_or(0)),
+            None => train,
+        };
         let valid = Loader::new(
             "valid",
             data.valid,

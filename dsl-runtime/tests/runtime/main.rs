@@ -3,6 +3,7 @@
 
 mod common;
 
+mod augmentation;
 mod callbacks;
 mod checkpoints;
 mod derives;

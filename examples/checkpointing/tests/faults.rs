@@ -10,10 +10,17 @@ use burn::tensor::Device;
 use seed::Mlp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_train");
+/// The same experiment with its training items augmented (`Jittered`); selected by a first
+/// flag `augmented`.
+const BIN_AUGMENTED: &str = env!("CARGO_BIN_EXE_train_augmented");
 
 /// The example on `artifacts`, with `flags` added (e.g. `--set grad_accumulation=2`).
 fn spawn(artifacts: &Path, flags: &[&str]) -> Child {
-    Command::new(BIN)
+    let (bin, flags) = match flags.split_first() {
+        Some((&"augmented", rest)) => (BIN_AUGMENTED, rest),
+        _ => (BIN, flags),
+    };
+    Command::new(bin)
         .arg("--artifacts")
         .arg(artifacts)
         .args(flags)
@@ -52,7 +59,13 @@ struct Outcome {
 /// The run every invocation continues: the experiment says `resume: latest`, so the first
 /// process creates `run-1` and each later one resumes the newest run.
 fn run_dir(artifacts: &Path) -> PathBuf {
-    artifacts.join("resumable/run-1")
+    let augmented = artifacts.join("jittered");
+    let experiment = if augmented.exists() {
+        augmented
+    } else {
+        artifacts.join("resumable")
+    };
+    experiment.join("run-1")
 }
 
 /// The epochs whose line a process printed (`epoch 7/40 ...`): the epochs it trained.
@@ -121,6 +134,12 @@ fn kill_9_at_ten_random_moments_then_resume_matches_an_uninterrupted_run() {
 
 /// The same with a moving average of the weights: it is part of every checkpoint, and the
 /// validation metrics (measured on it) and the average itself come out identical.
+/// The same with every training item augmented by random noise drawn per item.
+#[test]
+fn kill_9_with_augmentation_then_resume_matches_an_uninterrupted_run() {
+    kill_9_then_resume(&["augmented"]);
+}
+
 #[test]
 fn kill_9_with_a_moving_average_then_resume_matches_an_uninterrupted_run() {
     kill_9_then_resume(&["--set", "ema=0.95"]);
@@ -212,7 +231,9 @@ fn sigterm_then_resume(flags: &[&str]) {
     // instead, by design. Adjust the delay until it lands in training.
     let mut delay = 80u64;
     for attempt in 0..24 {
-        let _ = std::fs::remove_dir_all(dir.path().join("resumable"));
+        for experiment in ["resumable", "jittered"] {
+            let _ = std::fs::remove_dir_all(dir.path().join(experiment));
+        }
         let child = spawn(dir.path(), flags);
         std::thread::sleep(Duration::from_millis(delay));
         Command::new("kill")
@@ -276,6 +297,11 @@ fn sigterm_finishes_the_step_saves_it_exits_130_and_resume_latest_continues_from
 #[test]
 fn with_gradient_accumulation_sigterm_stops_after_the_optimizer_step() {
     sigterm_then_resume(&["--set", "grad_accumulation=4"]);
+}
+
+#[test]
+fn with_augmentation_sigterm_saves_the_step_and_resumes_the_same_draws() {
+    sigterm_then_resume(&["augmented"]);
 }
 
 #[test]
