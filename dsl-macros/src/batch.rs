@@ -8,8 +8,10 @@
 //! | `f32`, `f64` | `Tensor<1>` of shape `[n]` |
 //! | integers (`usize`, `i64`, `u8`, ...): class indices | `Tensor<1, Int>` of shape `[n]` |
 //! | `[f32; K]` / `[f64; K]` | `Tensor<2>` of shape `[n, K]` |
-//! | `[i64; K]` and other integer arrays | `Tensor<2, Int>` of shape `[n, K]` |
+//! | `[[f32; W]; H]`, `[[[f32; W]; H]; C]` (images) | `Tensor<3>` `[n, H, W]`, `Tensor<4>` `[n, C, H, W]` |
+//! | `[i64; K]` and other integer arrays (nested too) | `Tensor<2, Int>` `[n, K]` (one rank more per level) |
 //! | `Vec<f32>` / `Vec<f64>` of one length for every sample | `Tensor<2>` of shape `[n, len]` |
+//! | `Vec<usize>` and other integer vectors of any length (token ids) | `Tensor<2, Int>` `[n, longest]` padded with `#[pad(v)]` (0 by default), plus `<field>_mask: Tensor<2, Bool>` (true at real tokens) and `<field>_lengths: Tensor<1, Int>` |
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -22,9 +24,27 @@ use crate::private::Rt;
 enum Kind {
     Float,
     Int,
-    FloatArray(syn::Expr),
-    IntArray(syn::Expr),
+    /// A fixed array, nested to one level per dimension.
+    FloatArray(Vec<syn::Expr>),
+    IntArray(Vec<syn::Expr>),
     FloatVec,
+    /// Integer sequences of any length, padded with this value.
+    IntSeq(i64),
+}
+
+/// The most array levels a field may nest: a `Tensor<4>` with the batch dimension.
+const MAX_ARRAY_LEVELS: usize = 3;
+
+/// The lengths of a (nested) fixed array, outermost first, and its scalar type.
+fn array_dims(ty: &Type) -> Option<(Vec<syn::Expr>, String)> {
+    match ty {
+        Type::Array(array) => {
+            let (mut dims, scalar) = array_dims(&array.elem)?;
+            dims.insert(0, array.len.clone());
+            Some((dims, scalar))
+        }
+        other => scalar(other).map(|s| (Vec::new(), s)),
+    }
 }
 
 const FLOATS: &[&str] = &["f32", "f64"];
@@ -38,12 +58,19 @@ fn scalar(ty: &Type) -> Option<String> {
     (FLOATS.contains(&ident.as_str()) || INTS.contains(&ident.as_str())).then_some(ident)
 }
 
-fn kind(ty: &Type) -> Option<Kind> {
+fn kind(ty: &Type, pad: i64) -> Option<Kind> {
     match ty {
-        Type::Array(array) => match scalar(&array.elem)? {
-            s if FLOATS.contains(&s.as_str()) => Some(Kind::FloatArray(array.len.clone())),
-            _ => Some(Kind::IntArray(array.len.clone())),
-        },
+        Type::Array(_) => {
+            let (dims, scalar) = array_dims(ty)?;
+            if dims.len() > MAX_ARRAY_LEVELS {
+                return None;
+            }
+            Some(if FLOATS.contains(&scalar.as_str()) {
+                Kind::FloatArray(dims)
+            } else {
+                Kind::IntArray(dims)
+            })
+        }
         Type::Path(path) => {
             if let Some(s) = scalar(ty) {
                 return Some(if FLOATS.contains(&s.as_str()) {
@@ -60,15 +87,48 @@ fn kind(ty: &Type) -> Option<Kind> {
                 return None;
             };
             match args.args.first()? {
-                syn::GenericArgument::Type(inner)
-                    if scalar(inner).is_some_and(|s| FLOATS.contains(&s.as_str())) =>
-                {
-                    Some(Kind::FloatVec)
-                }
+                syn::GenericArgument::Type(inner) => match scalar(inner)? {
+                    s if FLOATS.contains(&s.as_str()) => Some(Kind::FloatVec),
+                    _ => Some(Kind::IntSeq(pad)),
+                },
                 _ => None,
             }
         }
         _ => None,
+    }
+}
+
+/// The value of a field's `#[pad(v)]` (an integer), if it has one.
+fn pad_value(field: &syn::Field) -> syn::Result<Option<i64>> {
+    let Some(attr) = field.attrs.iter().find(|a| a.path().is_ident("pad")) else {
+        return Ok(None);
+    };
+    let value: syn::Expr = attr.parse_args().map_err(|_| {
+        syn::Error::new(
+            attr.span(),
+            "`#[pad(..)]` takes the padding token id\nhelp: write e.g. `#[pad(0)]`",
+        )
+    })?;
+    let (negative, lit) = match &value {
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => (true, &**expr),
+        other => (false, other),
+    };
+    match lit {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => {
+            let v: i64 = int.base10_parse()?;
+            Ok(Some(if negative { -v } else { v }))
+        }
+        _ => Err(syn::Error::new(
+            value.span(),
+            "`#[pad(..)]` takes a whole number: the padding token id\nhelp: write e.g. `#[pad(0)]`",
+        )),
     }
 }
 
@@ -96,11 +156,24 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     };
     let mut parts = Vec::new();
     for field in fields.into_iter().flatten() {
-        match kind(&field.ty) {
+        let pad = match pad_value(field) {
+            Ok(pad) => pad,
+            Err(err) => {
+                errors.push(err);
+                continue;
+            }
+        };
+        match kind(&field.ty, pad.unwrap_or(0)) {
+            Some(kind) if pad.is_some() && !matches!(kind, Kind::IntSeq(_)) => {
+                errors.push(syn::Error::new(
+                    field.ty.span(),
+                    "`#[pad(..)]` is for variable-length integer sequences\nhelp: remove it, or make the field a `Vec<usize>` of token ids",
+                ));
+            }
             Some(kind) => parts.push((field.ident.clone().expect("named"), kind, field.ty.span())),
             None => errors.push(syn::Error::new(
                 field.ty.span(),
-                "`Batch` cannot turn this field type into a tensor\nhelp: use f32/f64, an integer class index (usize, i64, ...), a fixed array of them, or Vec<f32>",
+                "`Batch` cannot turn this field type into a tensor\nhelp: use f32/f64, an integer class index (usize, i64, ...), a fixed array of them nested up to 3 levels, Vec<f32>, or a Vec of integer token ids",
             )),
         }
     }
@@ -120,13 +193,38 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
     let rt = quote!(#Rt::burn);
     let batch_fields = parts.iter().map(|(ident, kind, span)| {
-        let ty = match kind {
-            Kind::Float => quote!(#rt::tensor::Tensor<1>),
-            Kind::Int => quote!(#rt::tensor::Tensor<1, #rt::tensor::Int>),
-            Kind::FloatArray(_) | Kind::FloatVec => quote!(#rt::tensor::Tensor<2>),
-            Kind::IntArray(_) => quote!(#rt::tensor::Tensor<2, #rt::tensor::Int>),
-        };
-        quote_spanned!(*span=> #vis #ident: #ty)
+        let int = quote!(#rt::tensor::Int);
+        match kind {
+            Kind::Float => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1>),
+            Kind::Int => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1, #int>),
+            Kind::FloatVec => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<2>),
+            Kind::FloatArray(dims) => {
+                let rank = dims.len() + 1;
+                quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank>)
+            }
+            Kind::IntArray(dims) => {
+                let rank = dims.len() + 1;
+                quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank, #int>)
+            }
+            Kind::IntSeq(_) => {
+                let (mask, lengths) = (
+                    format_ident!("{ident}_mask"),
+                    format_ident!("{ident}_lengths"),
+                );
+                let doc = format!("`{ident}` padded to the longest sample: `[n, longest]`.");
+                let mask_doc =
+                    format!("Where `{ident}` holds a real token (not padding): `[n, longest]`.");
+                let lengths_doc = format!("The length of each sample's `{ident}`: `[n]`.");
+                quote_spanned! {*span=>
+                    #[doc = #doc]
+                    #vis #ident: #rt::tensor::Tensor<2, #int>,
+                    #[doc = #mask_doc]
+                    #vis #mask: #rt::tensor::Tensor<2, #rt::tensor::Bool>,
+                    #[doc = #lengths_doc]
+                    #vis #lengths: #rt::tensor::Tensor<1, #int>
+                }
+            }
+        }
     });
     let builds = parts.iter().map(|(ident, kind, _)| {
         let message = format!("`{ident}` has a different length in two samples of one batch");
@@ -143,24 +241,54 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                     device,
                 )
             },
-            Kind::FloatArray(len) => quote! {
-                #ident: #rt::tensor::Tensor::from_data(
-                    #rt::tensor::TensorData::new(
-                        items.iter().flat_map(|s| s.#ident.iter().map(|v| *v as f32)).collect::<::std::vec::Vec<f32>>(),
-                        [n, #len],
-                    ),
-                    device,
-                )
-            },
-            Kind::IntArray(len) => quote! {
-                #ident: #rt::tensor::Tensor::from_data(
-                    #rt::tensor::TensorData::new(
-                        items.iter().flat_map(|s| s.#ident.iter().map(|v| *v as i64)).collect::<::std::vec::Vec<i64>>(),
-                        [n, #len],
-                    ),
-                    device,
-                )
-            },
+            Kind::FloatArray(dims) | Kind::IntArray(dims) => {
+                let (elem, scalar) = match kind {
+                    Kind::FloatArray(_) => (quote!(f32), quote!(f32)),
+                    _ => (quote!(i64), quote!(i64)),
+                };
+                // One `.flatten()` per nested level below the first.
+                let flatten = (1..dims.len()).map(|_| quote!(.flatten()));
+                quote! {
+                    #ident: #rt::tensor::Tensor::from_data(
+                        #rt::tensor::TensorData::new(
+                            items.iter().flat_map(|s| s.#ident.iter() #(#flatten)* .map(|v| *v as #scalar)).collect::<::std::vec::Vec<#elem>>(),
+                            [n, #(#dims),*],
+                        ),
+                        device,
+                    )
+                }
+            }
+            Kind::IntSeq(pad) => {
+                let (mask, lengths) = (format_ident!("{ident}_mask"), format_ident!("{ident}_lengths"));
+                quote! {
+                    #ident: {
+                        let longest = items.iter().map(|s| s.#ident.len()).max().unwrap_or(0);
+                        let tokens: ::std::vec::Vec<i64> = items
+                            .iter()
+                            .flat_map(|s| {
+                                s.#ident.iter().map(|v| *v as i64)
+                                    .chain(::std::iter::repeat(#pad).take(longest - s.#ident.len()))
+                            })
+                            .collect();
+                        #rt::tensor::Tensor::from_data(#rt::tensor::TensorData::new(tokens, [n, longest]), device)
+                    },
+                    #mask: {
+                        let longest = items.iter().map(|s| s.#ident.len()).max().unwrap_or(0);
+                        let real: ::std::vec::Vec<bool> = items
+                            .iter()
+                            .flat_map(|s| (0..longest).map(move |i| i < s.#ident.len()))
+                            .collect();
+                        #rt::tensor::Tensor::from_data(#rt::tensor::TensorData::new(real, [n, longest]), device)
+                    },
+                    #lengths: #rt::tensor::Tensor::from_data(
+                        #rt::tensor::TensorData::new(
+                            items.iter().map(|s| s.#ident.len() as i64).collect::<::std::vec::Vec<i64>>(),
+                            [n],
+                        ),
+                        device,
+                    )
+                }
+            }
             Kind::FloatVec => quote! {
                 #ident: {
                     let len = items.first().map_or(0, |s| s.#ident.len());

@@ -46,7 +46,7 @@ fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream 
 }
 
 /// Generates `<Name>Batch` and `<Name>Batcher` for a sample struct; see `dsl_runtime`'s docs.
-#[proc_macro_derive(Batch)]
+#[proc_macro_derive(Batch, attributes(pad))]
 pub fn derive_batch(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     batch::derive(input).into()

@@ -40,7 +40,10 @@
 //!
 //! Two derives remove the remaining boilerplate: `#[derive(Batch)]` on a sample struct writes
 //! `<Sample>Batch` and `<Sample>Batcher` (fields of `f32`/`f64`, integer class indices, fixed
-//! arrays of them, `Vec<f32>`); `#[derive(StepOutput)]` on an output struct with `#[loss]`,
+//! arrays of them nested up to three levels — `[[f32; W]; H]` becomes a `Tensor<3>`
+//! `[n, H, W]` —, `Vec<f32>`, and variable-length integer token lists, padded to the longest
+//! with `#[pad(v)]` and given a `<field>_mask` and `<field>_lengths`); `#[derive(StepOutput)]`
+//! on an output struct with `#[loss]`,
 //! `#[logits]`, `#[targets]` fields writes Burn's `ItemLazy`, the loss and (for class-index
 //! targets) classification metric adaptors, so `training!` checks its metrics like Burn's outputs.
 //!

@@ -139,3 +139,61 @@ fn derived_batch_and_output_train_and_measure_like_the_hand_written_ones() {
         );
     }
 }
+
+/// An image sample and a text sample, as `#[derive(Batch)]` stacks them.
+#[derive(Clone, Debug, Batch)]
+struct Shapes {
+    image: [[f32; 3]; 2],
+    volume: [[[u8; 2]; 2]; 2],
+    #[pad(9)]
+    tokens: Vec<usize>,
+    label: i64,
+}
+
+#[test]
+fn nested_arrays_stack_as_images_and_token_lists_pad_with_a_mask() {
+    use burn::data::dataloader::batcher::Batcher;
+    let shapes = |k: u8, length: usize| Shapes {
+        image: [[k as f32, 1.0, 2.0], [3.0, 4.0, 5.0]],
+        volume: [[[k, 1], [2, 3]], [[4, 5], [6, 7]]],
+        tokens: (1..=length).collect(),
+        label: k.into(),
+    };
+    let batch = ShapesBatcher.batch(vec![shapes(10, 3), shapes(20, 1)], &device().inner());
+    assert_eq!(batch.image.dims(), [2, 2, 3]);
+    assert_eq!(
+        batch.image.into_data().iter::<f32>().collect::<Vec<_>>(),
+        [10.0, 1.0, 2.0, 3.0, 4.0, 5.0, 20.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(batch.volume.dims(), [2, 2, 2, 2]);
+    assert_eq!(
+        batch.volume.into_data().iter::<i64>().collect::<Vec<_>>(),
+        [10, 1, 2, 3, 4, 5, 6, 7, 20, 1, 2, 3, 4, 5, 6, 7]
+    );
+    assert_eq!(batch.tokens.dims(), [2, 3]);
+    assert_eq!(
+        batch.tokens.into_data().iter::<i64>().collect::<Vec<_>>(),
+        [1, 2, 3, 1, 9, 9],
+        "padded with #[pad(9)]"
+    );
+    assert_eq!(
+        batch
+            .tokens_mask
+            .into_data()
+            .iter::<bool>()
+            .collect::<Vec<_>>(),
+        [true, true, true, true, false, false]
+    );
+    assert_eq!(
+        batch
+            .tokens_lengths
+            .into_data()
+            .iter::<i64>()
+            .collect::<Vec<_>>(),
+        [3, 1]
+    );
+    assert_eq!(
+        batch.label.into_data().iter::<i64>().collect::<Vec<_>>(),
+        [10, 20]
+    );
+}

@@ -1,0 +1,12 @@
+use dsl_runtime::prelude::*;
+
+#[derive(Clone, Batch)]
+struct Sample {
+    #[pad("<pad>")]
+    tokens: Vec<usize>,
+    class: usize,
+}
+
+fn main() {
+    let _ = SampleBatcher;
+}

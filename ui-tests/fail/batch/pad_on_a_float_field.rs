@@ -1,0 +1,12 @@
+use dsl_runtime::prelude::*;
+
+#[derive(Clone, Batch)]
+struct Sample {
+    #[pad(0)]
+    features: [f32; 4],
+    tokens: Vec<usize>,
+}
+
+fn main() {
+    let _ = SampleBatcher;
+}
