@@ -3,7 +3,8 @@
 //! the run once validation accuracy reaches a target (and counts the steps it saw, a count that
 //! survives a resume), and a test split measured on the best checkpoint after training.
 //!
-//! `cargo run -p custom_metric` trains; `-- --test-only` re-measures the test split of the
+//! `cargo run -p custom_metric` trains, then (`cli_then`) loads the best checkpoint of the run it
+//! trained; `-- --test-only` re-measures the test split of the
 //! newest run; `-- --predict` writes its `predictions.csv`; `-- --export model.safetensors`
 //! saves its best weights for other tools.
 
@@ -167,5 +168,15 @@ training! {
 }
 
 fn main() -> std::process::ExitCode {
-    Extended::cli()
+    // After training, the config names the run just trained: `load_best_with` reads it, not an
+    // older run (whatever `--artifacts` said).
+    Extended::cli_then(|config, _report| {
+        let device = burn::tensor::Device::flex();
+        let (epoch, _model) = Extended::load_best_with(config, &device)?;
+        println!(
+            "best checkpoint: epoch {epoch} of {}",
+            Extended::run_dir(config)?.display()
+        );
+        Ok(())
+    })
 }

@@ -157,6 +157,16 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
             /// them). Trains on `Device::flex()`; the exit code is 0 on success, 2 for a
             /// command-line mistake, 130 when interrupted, 1 otherwise.
             pub fn cli() -> ::std::process::ExitCode {
+                Self::cli_then(|_, _| ::core::result::Result::Ok(()))
+            }
+
+            /// [`Self::cli`], then `after` with the resolved config (its `run` set to the run
+            /// just trained, so `load_best_with`, `run_dir`, `predict_saved` read that run) and
+            /// the training report. Not called for `--fast-dev-run` (nothing was written),
+            /// `--test-only`, `--predict` or `--export`.
+            pub fn cli_then(
+                after: impl ::core::ops::FnOnce(&#config_name, &#Rt::FitReport<#model_name>) -> ::core::result::Result<(), #Rt::FitError>,
+            ) -> ::std::process::ExitCode {
                 #cli_body
             }
 
@@ -260,7 +270,7 @@ impl EntryBodies {
                 #Rt::export_safetensors(&#model_var, path)?;
                 ::core::result::Result::Ok(path.to_owned())
             },
-            cli: cli(exp, l),
+            cli: cli(exp, &config_name, l),
             with_options: with_options(exp, name, snake, keys, l),
         }
     }
@@ -522,7 +532,7 @@ fn predict_saved(exp: &Experiment, l: &Locals) -> TokenStream {
 }
 
 /// `cli()`: `--test-only`, `--predict` and `--export` use a saved run; anything else trains.
-fn cli(exp: &Experiment, l: &Locals) -> TokenStream {
+fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
     let Locals {
         config, options, ..
     } = l;
@@ -552,8 +562,19 @@ fn cli(exp: &Experiment, l: &Locals) -> TokenStream {
             if let ::core::option::Option::Some(path) = &#args.export {
                 return Self::export_saved(&#config, path, &device);
             }
-            Self::with_options(#config, &device, |#options| #args.adjust(#options))
-                .map(|report| report.run_dir)
+            let report = Self::with_options(
+                ::core::clone::Clone::clone(&#config),
+                &device,
+                |#options| #args.adjust(#options),
+            )?;
+            if !#args.fast_dev_run {
+                let trained = #config_name {
+                    run: report.run_dir.file_name().map(|run| run.to_string_lossy().into_owned()),
+                    ..#config
+                };
+                after(&trained, &report)?;
+            }
+            ::core::result::Result::Ok(report.run_dir)
         })
     }
 }

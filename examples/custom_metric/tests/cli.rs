@@ -29,6 +29,11 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
         .to_owned();
     assert!(test_line.contains("test.confidence "), "{test_line}");
     let run_dir = dir.path().join("extended/run-1");
+    let stdout = String::from_utf8_lossy(&trained.stdout);
+    assert!(
+        stdout.contains(&format!("of {}", run_dir.display())),
+        "the code after training read the run just trained: {stdout}"
+    );
     let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
     assert!(csv.contains(",valid,confidence,"), "{csv}");
     assert_eq!(csv.matches(",test,").count(), 3, "{csv}");
@@ -67,6 +72,15 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
     let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
     assert!(header.contains("\"model.fc1.weight\""), "{header}");
+
+    // A second run: the code after training reads run-2, the one it trained.
+    let second = run(dir.path(), &[]);
+    let expected = format!("of {}", dir.path().join("extended/run-2").display());
+    assert!(String::from_utf8_lossy(&second.stdout).contains(&expected));
+    // A fast dev run writes nothing, so nothing is read after it.
+    let smoke = run(dir.path(), &["--fast-dev-run"]);
+    assert!(smoke.status.success());
+    assert!(!String::from_utf8_lossy(&smoke.stdout).contains("best checkpoint"));
 
     let both = run(dir.path(), &["--test-only", "--predict"]);
     assert_eq!(both.status.code(), Some(2), "the flags exclude each other");
