@@ -3,7 +3,7 @@
 //! Burn's `MultiThreadDataLoader` sends batches back in whichever order its threads finish, so two
 //! runs of the same experiment may train on differently ordered batches. This loader gives batch
 //! `k` of an epoch to worker `k mod n` and reads results back worker by worker in the same rotation:
-//! work is parallel, delivery is sequential, and the order is that of [`epoch_batches`] whatever
+//! work is parallel, delivery is sequential, and the order is that of [`epoch_order`] whatever
 //! the worker count. Worker threads live as long as the loader, not one epoch.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,7 +17,7 @@ use burn::data::dataset::{Dataset, DatasetError};
 use burn::tensor::Device;
 
 use super::augment::Augment;
-use super::order::epoch_batches;
+use super::order::epoch_order;
 use crate::interrupt;
 
 /// Batches each worker may have built ahead of the training thread.
@@ -164,25 +164,22 @@ where
         limit: Option<usize>,
         done: usize,
     ) -> EpochBatches<'_, I, B> {
-        let mut plan = epoch_batches(&self.source.dataset, self.batch_size, self.shuffle, epoch);
-        if let Some(limit) = limit {
-            plan.truncate(limit);
-        }
-        let first = done.min(plan.len());
-        plan.drain(..first);
-        let sizes = plan.iter().map(Vec::len).collect();
+        let order = epoch_order(&self.source.dataset, self.shuffle, epoch);
+        let all = order.len().div_ceil(self.batch_size);
+        let total = limit.map_or(all, |limit| limit.min(all));
+        let first = done.min(total);
         let mut batches = EpochBatches {
             loader: self,
             epoch,
             first,
-            plan,
-            sizes,
+            count: total - first,
+            order,
             submitted: 0,
             received: 0,
             items_done: 0,
         };
         let ahead = self.workers.len() * PREFETCH_PER_WORKER;
-        while batches.submitted < batches.plan.len().min(ahead) {
+        while batches.submitted < batches.count.min(ahead) {
             batches.submit_next();
         }
         batches
@@ -222,10 +219,12 @@ where
 pub struct EpochBatches<'a, I, B> {
     loader: &'a Loader<I, B>,
     epoch: usize,
-    /// Batches of the epoch before `plan[0]` (those an interrupted run already trained).
+    /// Batches of the epoch before the first one delivered (those an interrupted run trained).
     first: usize,
-    plan: Vec<Vec<usize>>,
-    sizes: Vec<usize>,
+    /// Batches delivered in this call.
+    count: usize,
+    /// The epoch's dataset indices; batch `first + i` is the `i`-th run of `batch_size`.
+    order: Vec<usize>,
     submitted: usize,
     received: usize,
     items_done: usize,
@@ -234,12 +233,12 @@ pub struct EpochBatches<'a, I, B> {
 impl<I, B> EpochBatches<'_, I, B> {
     /// Number of batches in this epoch.
     pub fn len(&self) -> usize {
-        self.plan.len()
+        self.count
     }
 
     /// Whether this epoch has no batch.
     pub fn is_empty(&self) -> bool {
-        self.plan.is_empty()
+        self.count == 0
     }
 
     /// Items delivered so far in this epoch, out of the dataset's, as Burn's metrics expect it
@@ -252,12 +251,19 @@ impl<I, B> EpochBatches<'_, I, B> {
         }
     }
 
-    /// Batch `index` of the plan as a job.
-    fn job(&mut self, index: usize) -> Job {
+    /// Where batch `index` of this call lies in the epoch's order.
+    fn span(&self, index: usize) -> std::ops::Range<usize> {
+        let start = (self.first + index) * self.loader.batch_size;
+        start..(start + self.loader.batch_size).min(self.order.len())
+    }
+
+    /// Batch `index` of this call as a job.
+    fn job(&self, index: usize) -> Job {
+        let span = self.span(index);
         Job {
             epoch: self.epoch,
-            start: (self.first + index) * self.loader.batch_size,
-            indices: std::mem::take(&mut self.plan[index]),
+            start: span.start,
+            indices: self.order[span].to_vec(),
         }
     }
 
@@ -277,7 +283,7 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
     type Item = Result<B, DataError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.received == self.plan.len() {
+        if self.received == self.count {
             return None;
         }
         let index = self.received;
@@ -291,13 +297,13 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
                 // The batch stays with its worker: the run is stopping.
                 None => return Some(Err(DataError::Interrupted)),
             };
-            if self.submitted < self.plan.len() {
+            if self.submitted < self.count {
                 self.submit_next();
             }
             result
         };
         self.received += 1;
-        self.items_done += self.sizes[index];
+        self.items_done += self.span(index).len();
         Some(batch)
     }
 }
