@@ -349,7 +349,8 @@ fn with_options(
     // untyped closure gets its parameter types from the loader's items; a wrong one is reported
     // at the user's expression.
     let augment = loader.augment.as_ref().map(|expr| {
-        let f = Ident::new("augment", Span::mixed_site());
+        // Items are not hygienic: a name the user is unlikely to give their own function.
+        let f = Ident::new("augment_training_items", Span::mixed_site());
         let helper = quote! {
             fn #f<I, B, F>(data: #Rt::Data<I, B>, transform: F) -> #Rt::Data<I, B>
             where
