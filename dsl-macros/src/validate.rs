@@ -28,14 +28,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
 /// `init_from` names a file. Whether the paths exist is known only at run time, from the model.
 fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
     for (path, span) in exp.freeze.iter().flatten() {
-        if path.is_empty() || path.split('.').any(str::is_empty) {
-            err(
-                errors,
-                *span,
-                &format!("`{path}` is not a module path"),
-                "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
-            );
-        }
+        module_path(path, *span, errors);
     }
     if let Some(n) = &exp.unfreeze {
         if !n.is_int || n.value < 1.0 {
@@ -55,14 +48,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         }
     }
     for (path, span, lr) in exp.groups.iter().flatten() {
-        if path.is_empty() || path.split('.').any(str::is_empty) {
-            err(
-                errors,
-                *span,
-                &format!("`{path}` is not a module path"),
-                "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
-            );
-        }
+        module_path(path, *span, errors);
         if lr.value < 0.0 || lr.value.is_nan() {
             err(
                 errors,
@@ -128,6 +114,19 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             path.span(),
             "`init_from` needs a file",
             "write e.g. `init_from: \"pretrained.safetensors\"`",
+        );
+    }
+}
+
+/// A module path is dot-separated names, none of them empty; whether the model has it is known
+/// only at run time.
+fn module_path(path: &str, span: Span, errors: &mut Errors) {
+    if path.is_empty() || path.split('.').any(str::is_empty) {
+        err(
+            errors,
+            span,
+            &format!("`{path}` is not a module path"),
+            "write a field of the model, e.g. `fc1` or `\"layers.0\"`",
         );
     }
 }

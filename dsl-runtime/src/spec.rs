@@ -478,7 +478,7 @@ impl Schedule {
     /// group's schedule is the run's, scaled).
     fn config(&self, lr: f64, steps: usize, scale: f64) -> Result<LrSchedulerConfig, FitError> {
         Ok(match self {
-            // The reductions are applied by the fit loop from the history (`fit::plateau`).
+            // The reductions are applied by the fit loop from the history (`PlateauRule::scale`).
             Schedule::Constant | Schedule::Plateau { .. } => LrSchedulerConfig::Constant(lr),
             Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
                 .with_min_lr(*min_lr * scale)

@@ -3,29 +3,29 @@
 //! All through burn-store and Burn's `ParamGroup`; only the choice of store by file extension
 //! and the error wording are ours.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use burn::module::{Lora, Module, ParamGroup};
 use burn::store::{ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
 
 use crate::FitError;
+use crate::output::atomic::replace_file;
 
 /// Saves `model`'s parameters as a safetensors file under their module paths
 /// (`model.fc1.weight`, ...); any safetensors reader (Python's `safetensors`, PyTorch, Burn's
-/// `SafetensorsStore`) loads it. The file is written next to `path` and renamed into place.
+/// `SafetensorsStore`) loads it. Encoded in memory, then written with the run directory's
+/// atomic `replace_file`: a crash leaves the old file or the new one.
 pub fn export_safetensors<M: Module>(model: &M, path: &Path) -> Result<(), FitError> {
     let failed = |message: String| FitError::Weights {
         path: path.to_owned(),
         message,
     };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    let mut store = SafetensorsStore::from_file(&temporary).overwrite(true);
+    let mut store = SafetensorsStore::from_bytes(None);
     model
         .save_into(&mut store)
         .map_err(|e| failed(e.to_string()))?;
-    std::fs::rename(&temporary, path).map_err(|e| failed(e.to_string()))
+    let bytes = store.get_bytes().map_err(|e| failed(e.to_string()))?;
+    replace_file(path, &bytes).map_err(|e| failed(e.to_string()))
 }
 
 /// `model` with every parameter read from `path`: a safetensors file (`.safetensors`, as

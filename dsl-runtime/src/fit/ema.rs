@@ -39,13 +39,7 @@ impl<M: Module> Ema<M> {
     /// Folds `model`'s weights after an optimizer step into the average.
     pub fn update(&mut self, model: &M) {
         let mut trained = Trained::default();
-        model.valid().visit(&mut trained);
-        // The frozen set is taken from the training model: `valid()` tracks no gradient.
-        let mut frozen = Frozen::default();
-        model.visit(&mut frozen);
-        for id in frozen.ids {
-            trained.weights.remove(&id);
-        }
+        model.visit(&mut trained);
         let mut blend = Blend {
             decay: self.decay,
             weights: trained.weights,
@@ -64,7 +58,9 @@ impl<M: Module> Ema<M> {
     }
 }
 
-/// Every float parameter's value, flattened, by id.
+/// The value of every trained float parameter (one that requires a gradient: frozen ones
+/// keep their average), flattened and off the autodiff graph, by id: one pass over the
+/// training model per step.
 #[derive(Default)]
 struct Trained {
     weights: HashMap<ParamId, Tensor<1>>,
@@ -73,22 +69,12 @@ struct Trained {
 impl ModuleVisitor for Trained {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         let weight = param.val();
-        let len = weight.shape().num_elements();
-        self.weights.insert(param.id, weight.reshape([len]));
-    }
-}
-
-/// The ids of parameters that do not require a gradient.
-#[derive(Default)]
-struct Frozen {
-    ids: Vec<ParamId>,
-}
-
-impl ModuleVisitor for Frozen {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if !param.val().is_require_grad() {
-            self.ids.push(param.id);
+        if !weight.is_require_grad() {
+            return;
         }
+        let len = weight.shape().num_elements();
+        self.weights
+            .insert(param.id, weight.without_autodiff().reshape([len]));
     }
 }
 
