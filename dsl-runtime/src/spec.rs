@@ -284,37 +284,6 @@ pub struct PlateauRule {
     pub patience: usize,
 }
 
-impl PlateauRule {
-    /// The factor on the base rate during `epoch`, from the values of the epochs before it: a
-    /// pure function of the history, so a resumed run lowers the rate at the same epochs.
-    pub fn scale(&self, history: &crate::History, epoch: usize) -> f64 {
-        let Some(series) = history.get(self.split, &self.metric) else {
-            return 1.0;
-        };
-        let better = |a: f64, b: f64| {
-            if series.higher_is_better {
-                a > b
-            } else {
-                a < b
-            }
-        };
-        let (mut best, mut bad, mut scale) = (None::<f64>, 0, 1.0);
-        for value in (1..epoch).filter_map(|e| series.at(e)) {
-            if best.is_none_or(|b| better(value, b)) {
-                best = Some(value);
-                bad = 0;
-            } else {
-                bad += 1;
-                if bad > self.patience {
-                    scale *= self.factor;
-                    bad = 0;
-                }
-            }
-        }
-        scale
-    }
-}
-
 /// LoRA adapters on the 2-D weights under module paths `on`, through Burn's `apply_lora`:
 /// every base parameter is frozen and only the adapters train.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -478,7 +447,7 @@ impl Schedule {
     /// group's schedule is the run's, scaled).
     fn config(&self, lr: f64, steps: usize, scale: f64) -> Result<LrSchedulerConfig, FitError> {
         Ok(match self {
-            // The reductions are applied by the fit loop from the history (`PlateauRule::scale`).
+            // The reductions are applied by the fit loop from the history (`fit::early_stop`).
             Schedule::Constant | Schedule::Plateau { .. } => LrSchedulerConfig::Constant(lr),
             Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
                 .with_min_lr(*min_lr * scale)
@@ -560,37 +529,6 @@ mod tests {
     fn rates(schedule: Schedule, lr: f64, steps: usize) -> Vec<f64> {
         let mut s = schedule.build(lr, steps).unwrap();
         (0..steps).map(|_| s.step().base()).collect()
-    }
-
-    #[test]
-    fn a_plateau_lowers_the_rate_after_patience_epochs_without_improvement() {
-        let mut history = crate::History::default();
-        let loss = history.declare(Split::Valid, "loss", false);
-        for (epoch, value) in [1.0, 0.9, 0.95, 0.96, 0.8, 0.85, 0.86]
-            .into_iter()
-            .enumerate()
-        {
-            history.record_epoch(loss, epoch + 1, value);
-        }
-        let rule = PlateauRule {
-            split: Split::Valid,
-            metric: "loss".into(),
-            factor: 0.5,
-            patience: 1,
-        };
-        let scales: Vec<f64> = (1..=8).map(|epoch| rule.scale(&history, epoch)).collect();
-        // Epochs 3 and 4 do not improve on 0.9: the second is one more than the patience, so
-        // epoch 5 runs at half; 0.8 improves; 6 and 7 do not, so epoch 8 runs at a quarter.
-        assert_eq!(scales, [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25]);
-        let accuracy = PlateauRule {
-            metric: "accuracy".into(),
-            ..rule
-        };
-        assert_eq!(
-            accuracy.scale(&history, 8),
-            1.0,
-            "an unrecorded metric changes nothing"
-        );
     }
 
     #[test]

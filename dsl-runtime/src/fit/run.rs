@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use burn::train::LearnerModel;
 
-use super::early_stop::Plateau;
+use super::early_stop::{Plateau, lr_scale};
 use super::ema::Ema;
 use super::epoch::{self, EpochEnd, EpochSink, TrainState};
 use super::finite::non_finite_weights;
@@ -87,7 +87,7 @@ impl<M: LearnerModel> Run<'_, M> {
                 self.state.model = unfrozen;
             }
             if let Some(plateau) = &options.plateau {
-                self.state.lr_scale = plateau.scale(&self.history, epoch);
+                self.state.lr_scale = lr_scale(plateau, &self.history, epoch);
             }
             self.callbacks.each(|c| c.epoch_start(epoch));
             let mut sink = EpochSink {
