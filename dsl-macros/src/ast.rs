@@ -46,6 +46,8 @@ pub struct Experiment {
     pub strategy: Option<Ident>,
     /// `devices: N`.
     pub devices: Option<Number>,
+    /// `device: "cuda:0"`: the device `cli()` trains on unless `--device` names another.
+    pub device: Option<LitStr>,
     /// Keys written by the user, including those whose value was rejected: a rejected value
     /// is not also reported as a missing key.
     pub given: Vec<String>,
@@ -84,6 +86,7 @@ impl Default for Experiment {
             artifacts: None,
             resume: None,
             init_from: None,
+            device: None,
             freeze: None,
             unfreeze: None,
             ema: None,

@@ -42,6 +42,7 @@ pub const KEYS: &[&str] = &[
     "engine",
     "strategy",
     "devices",
+    "device",
 ];
 
 /// Keys of `loader: { .. }`.
@@ -211,6 +212,14 @@ fn top_level(
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "devices" => exp.devices = Some(number(input)?),
+        "device" => {
+            exp.device = Some(input.parse::<LitStr>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`device` is a device name in quotes\nhelp: write e.g. `device: \"cuda:0\"` or `device: \"flex\"`",
+                )
+            })?)
+        }
         _ => unreachable!("`entries` only passes known keys"),
     }
     Ok(())

@@ -106,6 +106,9 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             "write e.g. `ema: 0.999` (each step keeps 99.9 % of the average)",
         );
     }
+    if let Some(device) = &exp.device {
+        device_name(device, errors);
+    }
     if let Some(path) = &exp.init_from
         && path.value().is_empty()
     {
@@ -116,6 +119,31 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
             "write e.g. `init_from: \"pretrained.safetensors\"`",
         );
     }
+}
+
+/// The spelling rules of `dsl_runtime::device::split` (the runtime, which this crate cannot
+/// depend on, also knows which backends the binary was built with).
+fn device_name(device: &syn::LitStr, errors: &mut Errors) {
+    let name = device.value();
+    let (backend, index) = match name.split_once(':') {
+        Some((backend, index)) => (backend, Some(index)),
+        None => (name.as_str(), None),
+    };
+    let indexed = matches!(backend, "cuda" | "wgpu");
+    let known = indexed || matches!(backend, "flex" | "cpu" | "ndarray");
+    let message = if !known {
+        format!("unknown device `{name}`")
+    } else if index.is_some_and(|i| !indexed || i.parse::<usize>().is_err()) {
+        format!("`{name}` is not a device of the `{backend}` backend")
+    } else {
+        return;
+    };
+    err(
+        errors,
+        device.span(),
+        &message,
+        "write `flex` (the default), `cpu`, `ndarray`, `cuda`, `cuda:N`, `wgpu` or `wgpu:N`",
+    );
 }
 
 /// A module path is dot-separated names, none of them empty; whether the model has it is known

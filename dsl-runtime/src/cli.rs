@@ -34,6 +34,10 @@ pub struct Args {
     /// Threads building batches ahead of training.
     #[arg(long)]
     pub workers: Option<usize>,
+    /// The device to train on: `flex` (Burn's CPU backend, the default), `cpu`, `ndarray`,
+    /// `cuda`, `cuda:N`, `wgpu`, `wgpu:N`; each but `flex` needs its cargo feature.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
     /// Root folder of run directories.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
@@ -83,6 +87,11 @@ pub struct Args {
     /// checkpoint over the test split (else the validation split).
     #[arg(long, conflicts_with = "export")]
     pub predict: bool,
+    /// Rerun the run in DIR from its config.json, writing nothing, and compare every value of
+    /// its metrics.csv bit for bit: "reproduced", or the first diverging step and every
+    /// recorded fact (versions, git commit, data, settings) that differs.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["test_only", "predict", "export", "resume", "fast_dev_run", "config"])]
+    pub verify: Option<PathBuf>,
     /// Train nothing: save the best checkpoint of the newest run (or `--run`) as a
     /// safetensors file.
     #[arg(long, value_name = "FILE")]
@@ -154,7 +163,12 @@ impl Args {
             config: defaults.clone(),
             assignments: Vec::new(),
         };
-        if let Some(path) = &self.config {
+        // `--verify DIR` reruns with DIR's saved config.
+        let file = self
+            .config
+            .clone()
+            .or_else(|| self.verify.as_ref().map(|dir| dir.join("config.json")));
+        if let Some(path) = &file {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| CliError(format!("cannot read --config {}: {e}", path.display())))?;
             let file: Value = serde_json::from_str(&text)
@@ -187,6 +201,7 @@ impl Args {
             ("seed", self.seed.map(Value::from), "--seed"),
             ("workers", self.workers.map(Value::from), "--workers"),
             ("devices", self.devices.map(Value::from), "--devices"),
+            ("device", self.device.clone().map(Value::from), "--device"),
             (
                 "artifacts",
                 self.artifacts
@@ -365,6 +380,8 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
                 eprintln!("fast dev run passed: nothing was written");
             } else if args.predict || args.export.is_some() {
                 eprintln!("wrote {}", run_dir.display());
+            } else if args.verify.is_some() {
+                // The verdict is already printed.
             } else if !args.quiet {
                 eprintln!("run directory: {}", run_dir.display());
             }

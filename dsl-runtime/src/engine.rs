@@ -404,6 +404,7 @@ where
         test: None,
         stopped: None,
         averaged: None,
+        config: serde_json::Value::Null,
     })
 }
 

@@ -45,6 +45,23 @@ pub enum FitError {
         /// The underlying failure.
         source: std::io::Error,
     },
+    /// `--verify`: the rerun's values differ from the recorded run's.
+    #[error(
+        "not reproduced: {}: {difference}{}",
+        run.display(),
+        match causes.as_slice() {
+            [] => "\nno recorded fact differs (versions, git commit, data fingerprints, settings): look for a change the record cannot see (code outside git, a dataset item outside the fingerprint's sample, a nondeterministic backend)".to_owned(),
+            causes => format!("\nwhat differs from the recorded run:\n  - {}", causes.join("\n  - ")),
+        }
+    )]
+    NotReproduced {
+        /// The recorded run's directory.
+        run: PathBuf,
+        /// The first value that differs, with its step or epoch.
+        difference: String,
+        /// Each recorded fact that differs in the rerun.
+        causes: Vec<String>,
+    },
     /// Resuming would continue a run with other settings than it was trained with.
     #[error(
         "resuming would mix two experiments: {}; resume with the saved values (e.g. `--config <run>/config.json`), or pass `--resume-changed` to continue anyway (recorded in config.json)",

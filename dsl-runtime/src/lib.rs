@@ -102,6 +102,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod contract;
 pub mod data;
+pub mod device;
 pub mod engine;
 mod error;
 pub mod evaluate;
@@ -112,7 +113,9 @@ pub mod metric;
 mod options;
 pub mod output;
 pub mod predict;
+pub mod provenance;
 pub mod spec;
+pub mod verify;
 mod via_value;
 pub mod weights;
 
@@ -147,15 +150,18 @@ pub mod __private {
         train_output,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng};
+    pub use crate::device;
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::predict::{predict, write_predictions};
+    pub use crate::provenance::{ByCount, ByDebug, Probe, Provenance};
     pub use crate::spec::{
         EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
     };
+    pub use crate::verify;
     pub use crate::weights;
     pub use crate::weights::export_safetensors;
     pub use crate::{FitError, FitOptions};

@@ -154,7 +154,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
 
             /// The command line of this experiment: `--epochs`, `--lr`, `--resume latest`,
             /// `--config run.json`, `--set key=value`, `--fast-dev-run`, ... (`--help` lists
-            /// them). Trains on `Device::flex()`; the exit code is 0 on success, 2 for a
+            /// them). Trains on the config's `device` (`--device`, default `flex`); the exit code is 0 on success, 2 for a
             /// command-line mistake, 130 when interrupted, 1 otherwise.
             pub fn cli() -> ::std::process::ExitCode {
                 Self::cli_then(|_, _| ::core::result::Result::Ok(()))
@@ -335,11 +335,21 @@ fn with_options(
         quote_spanned!(c.span()=> .callback(#boxed(#c)))
     });
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
+    // The datasets' fingerprints: by `Debug` text where the items have it, else by count
+    // (`provenance.rs` explains the method lookup that picks one).
+    let provenance = Ident::new("provenance", Span::mixed_site());
+    let provenance_value = quote! {{
+        use #Rt::{ByCount as _, ByDebug as _};
+        #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
+            .data("train", (&#Rt::Probe(&*#sources.train)).fingerprint())
+            .data("valid", (&#Rt::Probe(&*#sources.valid)).fingerprint())
+    }};
     let fit = respan(
         quote! {
             #Rt::Fit::new(#model_name { model: #model_var }, #optimizer, #lr_schedule)
                 .options(#options)
                 .hyperparameters(&#config)
+                .provenance(#provenance)
         },
         step.output_ty.span(),
     );
@@ -378,6 +388,7 @@ fn with_options(
         l,
         quote!({
             #augment_helper
+            let #provenance = #provenance_value;
             let #data = #sources.into_data();
             #augment_call
             #fit #(#metric_calls)* #(#callback_calls)* #run
@@ -553,7 +564,7 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
     };
     quote! {
         #Rt::cli::main(Self::config(), |#config, #args| {
-            let device = #Rt::burn::tensor::Device::flex();
+            let device = #Rt::device::parse(&#config.device)?;
             if #args.test_only {
                 #test_only
             }
@@ -562,6 +573,19 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
             }
             if let ::core::option::Option::Some(path) = &#args.export {
                 return Self::export_saved(&#config, path, &device);
+            }
+            if let ::core::option::Option::Some(dir) = &#args.verify {
+                let recorded = #Rt::verify::Recorded::read(dir)?;
+                let report = Self::with_options(
+                    ::core::clone::Clone::clone(&#config),
+                    &device,
+                    |#options| {
+                        #args.adjust(#options);
+                        recorded.prepare(#options);
+                    },
+                )?;
+                ::std::println!("{}", recorded.check(&report.history, &report.config)?);
+                return ::core::result::Result::Ok(::core::clone::Clone::clone(dir));
             }
             let report = Self::with_options(
                 ::core::clone::Clone::clone(&#config),

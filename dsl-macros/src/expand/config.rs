@@ -249,6 +249,16 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             })),
         ),
         ConfigKey::new(
+            "device",
+            "The device `cli()` trains on: `flex`, `cpu`, `ndarray`, `cuda:N`, `wgpu` (the backend's cargo feature must be on).",
+            quote!(::std::string::String),
+            {
+                let device = exp.device.as_ref().map_or_else(|| "flex".to_owned(), |d| d.value());
+                quote!(::std::string::String::from(#device))
+            },
+        )
+        .expansion_only(),
+        ConfigKey::new(
             "unfreeze",
             "The epoch the frozen paths train again from; `None`: the whole run.",
             option(quote!(usize)),

@@ -8,11 +8,12 @@ mod finite;
 mod freeze;
 mod recompute;
 mod resume;
+pub(crate) use resume::changes as setting_changes;
 mod run;
 mod saving;
 mod test_split;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -34,6 +35,7 @@ use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_dir::RunDir;
+use crate::provenance::Provenance;
 use crate::spec::GradClip;
 use early_stop::Plateau;
 use ema::Ema;
@@ -106,6 +108,7 @@ pub struct Fit<M: LearnerModel> {
     valid_metrics: Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
     callbacks: Vec<Box<dyn Callback>>,
     hyperparameters: serde_json::Value,
+    provenance: Option<Provenance>,
 }
 
 /// What a finished run hands back.
@@ -134,6 +137,9 @@ pub struct FitReport<M> {
     pub test: Option<crate::evaluate::Evaluation>,
     /// Why a callback stopped the run, if one did.
     pub stopped: Option<String>,
+    /// `config.json` as this run wrote it (or would have, writing no file): what `--verify`
+    /// compares with a recorded run's. `Null` on Burn's engine.
+    pub config: serde_json::Value,
 }
 
 impl<M: LearnerModel> FitReport<M> {
@@ -160,6 +166,7 @@ struct RunConfig<'a> {
     options: &'a FitOptions,
     metrics: MetricKeys,
     hyperparameters: &'a serde_json::Value,
+    provenance: &'a Provenance,
     /// Settings that differ from the checkpoint this run resumed from (`resume_changed`).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     resumed_with_changes: &'a [String],
@@ -196,6 +203,7 @@ impl<M: LearnerModel> Fit<M> {
             valid_metrics: Vec::new(),
             callbacks: Vec::new(),
             hyperparameters: serde_json::Value::Null,
+            provenance: None,
         }
     }
 
@@ -236,6 +244,14 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// What `config.json` records of how this run can be reproduced: versions, git state and
+    /// data fingerprints (`training!` fills it in). Without it, the versions and the git state
+    /// of the working directory.
+    pub fn provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = Some(provenance);
+        self
+    }
+
     /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
     /// non-autodiff twin after each epoch.
     ///
@@ -259,6 +275,7 @@ impl<M: LearnerModel> Fit<M> {
             mut valid_metrics,
             callbacks,
             hyperparameters,
+            provenance,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
@@ -303,9 +320,11 @@ impl<M: LearnerModel> Fit<M> {
             options: &options,
             metrics: keys,
             hyperparameters: &hyperparameters,
+            provenance: &provenance.unwrap_or_else(|| Provenance::new(Path::new("."))),
             resumed_with_changes: &start.changes,
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
+        let config = serde_json::to_value(&config).unwrap_or_default();
         let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
@@ -378,6 +397,7 @@ impl<M: LearnerModel> Fit<M> {
             stopped: false,
             callbacks,
             freeze,
+            config,
         };
         let last_epoch = run.epochs(
             start.first_epoch,

@@ -47,7 +47,7 @@ const MAY_CHANGE: &[&str] = &[
 
 /// Every setting of `saved` and `current` (run options, then the experiment's own config under
 /// `hyperparameters.`) that differs, as `key: saved X, now Y`.
-pub(super) fn changes(saved: &serde_json::Value, current: &serde_json::Value) -> Vec<String> {
+pub(crate) fn changes(saved: &serde_json::Value, current: &serde_json::Value) -> Vec<String> {
     let (mut saved_flat, mut current_flat) = (Vec::new(), Vec::new());
     flatten("", saved, &mut saved_flat);
     flatten("", current, &mut current_flat);

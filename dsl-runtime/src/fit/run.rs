@@ -34,6 +34,8 @@ pub(super) struct Run<'a, M: LearnerModel> {
     pub stopped: bool,
     pub callbacks: Callbacks,
     pub freeze: Option<Freeze>,
+    /// `config.json`'s value, handed back in the report.
+    pub config: serde_json::Value,
 }
 
 /// A run's training metrics.
@@ -250,6 +252,7 @@ impl<M: LearnerModel> Run<'_, M> {
             run_dir: self.run_dir.path().to_owned(),
             test: None,
             stopped: stop,
+            config: std::mem::take(&mut self.config),
         })
     }
 

@@ -6,5 +6,6 @@ pub(crate) mod plot;
 pub(crate) mod progress;
 pub(crate) mod run_dir;
 pub mod runs;
+pub mod tensorboard;
 
 pub use console::summary_table;

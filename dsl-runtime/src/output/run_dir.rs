@@ -1,7 +1,7 @@
-//! The run directory: `config.json`, `metrics.csv`, and the end-of-run `summary.md` and
-//! `curves.svg`.
+//! The run directory: `config.json`, `metrics.csv` and its TensorBoard twin
+//! (`events.out.tfevents.run`), and the end-of-run `summary.md` and `curves.svg`.
 //!
-//! Four files per run besides checkpoints (Burn's Learner writes one file per metric per
+//! Five files per run besides checkpoints (Burn's Learner writes one file per metric per
 //! epoch): `metrics.csv` stays open and is flushed at the end of every epoch.
 
 use std::fs::{File, OpenOptions};
@@ -9,6 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::atomic::replace_file;
+use super::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::history::Split;
 
 /// The first line of `metrics.csv`.
@@ -18,6 +19,7 @@ const HEADER: &str = "step,epoch,split,metric,value";
 pub(crate) struct RunDir {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
+    events: Option<EventWriter>,
 }
 
 impl RunDir {
@@ -36,6 +38,7 @@ impl RunDir {
         replace_file(&path.join("config.json"), config_json)?;
         let csv_path = path.join("metrics.csv");
         let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
+        let mut kept = String::new();
         if !fresh {
             // Bytes that are not UTF-8 (a damaged file) only spoil their own row, dropped below.
             let text = String::from_utf8_lossy(&std::fs::read(&csv_path)?).into_owned();
@@ -55,7 +58,7 @@ impl RunDir {
                     || (epoch == done + 1
                         && step.zip(last_step).is_some_and(|(step, last)| step <= last))
             });
-            let kept: String = std::iter::once(HEADER)
+            kept = std::iter::once(HEADER)
                 .chain(rows)
                 .map(|line| format!("{line}\n"))
                 .collect();
@@ -71,9 +74,12 @@ impl RunDir {
         if fresh {
             writeln!(metrics, "{HEADER}")?;
         }
+        // The event file mirrors the rows kept, so a resumed run shows each step once.
+        let events = EventWriter::create(&path.join(EVENTS_FILE), config_json, kept.lines())?;
         Ok(Self {
             path: path.to_owned(),
             metrics: Some(metrics),
+            events: Some(events),
         })
     }
 
@@ -82,6 +88,7 @@ impl RunDir {
         Self {
             path: path.to_owned(),
             metrics: None,
+            events: None,
         }
     }
 
@@ -111,6 +118,9 @@ impl RunDir {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
+        if let Some(events) = &mut self.events {
+            events.value(Some(step), epoch, split.as_str(), metric, value)?;
+        }
         match &mut self.metrics {
             Some(csv) => writeln!(csv, "{step},{epoch},{split},{metric},{}", CsvValue(value)),
             None => Ok(()),
@@ -125,6 +135,9 @@ impl RunDir {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
+        if let Some(events) = &mut self.events {
+            events.value(None, epoch, split.as_str(), metric, value)?;
+        }
         match &mut self.metrics {
             Some(csv) => writeln!(csv, ",{epoch},{split},{metric},{}", CsvValue(value)),
             None => Ok(()),
@@ -132,6 +145,9 @@ impl RunDir {
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(events) = &mut self.events {
+            events.flush()?;
+        }
         match &mut self.metrics {
             Some(csv) => csv.flush(),
             None => Ok(()),
