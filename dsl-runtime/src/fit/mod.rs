@@ -440,7 +440,15 @@ fn open_run_dir<M>(
     let last_step = start.within.as_ref().map(|w| w.step);
     config
         .to_json()
-        .and_then(|json| RunDir::create(&path, &json, start.first_epoch - 1, last_step))
+        .and_then(|json| {
+            RunDir::create(
+                &path,
+                &json,
+                start.first_epoch - 1,
+                last_step,
+                &start.history,
+            )
+        })
         .map_err(|source| FitError::RunDir { path, source })
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::atomic::replace_file;
 use super::tensorboard::{EVENTS_FILE, EventWriter};
-use crate::history::Split;
+use crate::history::{History, Split};
 
 /// The first line of `metrics.csv`.
 const HEADER: &str = "step,epoch,split,metric,value";
@@ -23,7 +23,7 @@ pub(crate) struct RunDir {
 }
 
 impl RunDir {
-    /// Creates `path`, writes `config.json` and opens `metrics.csv`. A run continuing after
+    /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run continuing after
     /// epoch `done` keeps the rows of epochs up to `done` (and, continuing inside epoch
     /// `done + 1`, its step rows up to global step `last_step`) and drops later ones, which an
     /// interrupted process may have left, so no row appears twice. Fails before any training
@@ -33,12 +33,12 @@ impl RunDir {
         config_json: &[u8],
         done: usize,
         last_step: Option<usize>,
+        history: &History,
     ) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
         replace_file(&path.join("config.json"), config_json)?;
         let csv_path = path.join("metrics.csv");
         let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
-        let mut kept = String::new();
         if !fresh {
             // Bytes that are not UTF-8 (a damaged file) only spoil their own row, dropped below.
             let text = String::from_utf8_lossy(&std::fs::read(&csv_path)?).into_owned();
@@ -58,7 +58,7 @@ impl RunDir {
                     || (epoch == done + 1
                         && step.zip(last_step).is_some_and(|(step, last)| step <= last))
             });
-            kept = std::iter::once(HEADER)
+            let kept: String = std::iter::once(HEADER)
                 .chain(rows)
                 .map(|line| format!("{line}\n"))
                 .collect();
@@ -74,8 +74,8 @@ impl RunDir {
         if fresh {
             writeln!(metrics, "{HEADER}")?;
         }
-        // The event file mirrors the rows kept, so a resumed run shows each step once.
-        let events = EventWriter::create(&path.join(EVENTS_FILE), config_json, kept.lines())?;
+        // Rewritten from the values restored with the run, so a resumed run shows each once.
+        let events = EventWriter::create(&path.join(EVENTS_FILE), config_json, history)?;
         Ok(Self {
             path: path.to_owned(),
             metrics: Some(metrics),
@@ -174,12 +174,12 @@ impl std::fmt::Display for CsvValue {
 #[cfg(test)]
 mod tests {
     use super::{CsvValue, RunDir};
-    use crate::history::Split;
+    use crate::history::{History, Split};
 
     #[test]
     fn a_run_continuing_inside_an_epoch_keeps_its_rows_up_to_the_saved_step() {
         let dir = tempfile::tempdir().unwrap();
-        let mut run = RunDir::create(dir.path(), b"{}", 0, None).unwrap();
+        let mut run = RunDir::create(dir.path(), b"{}", 0, None, &History::default()).unwrap();
         for step in 1..=4 {
             let epoch = 1 + (step - 1) / 2;
             run.step_row(step, epoch, Split::Train, "loss", 1.0 / step as f64)
@@ -196,7 +196,7 @@ mod tests {
         text.push_str("5,1");
         std::fs::write(&csv_path, text).unwrap();
         // Saved inside epoch 2 after step 3: step 4 and epoch 2's value were written later.
-        let run = RunDir::create(dir.path(), b"{}", 1, Some(3)).unwrap();
+        let run = RunDir::create(dir.path(), b"{}", 1, Some(3), &History::default()).unwrap();
         drop(run);
         let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
         assert_eq!(

@@ -20,6 +20,7 @@ use std::path::Path;
 use prost::Message;
 
 use super::atomic::replace_file;
+use crate::history::History;
 
 /// The file's name: TensorBoard reads every file whose name contains `tfevents`. One fixed
 /// name per run directory, so that a resumed run rewrites it rather than adding a second file
@@ -136,12 +137,14 @@ pub(crate) struct EventWriter {
 
 impl EventWriter {
     /// Writes `path` anew, atomically: the file version, the hyperparameters (the
-    /// `hyperparameters` object of `config_json`, flattened to dotted keys), then `rows` (the
-    /// `metrics.csv` rows a resumed run keeps); then opens it for appending.
-    pub(crate) fn create<'a>(
+    /// `hyperparameters` object of `config_json`, flattened to dotted keys), then every value of
+    /// `history` (what a resumed run restored from its checkpoint: exact values, where
+    /// `metrics.csv`'s text would be ambiguous between `f32` and `f64`); then opens it for
+    /// appending.
+    pub(crate) fn create(
         path: &Path,
         config_json: &[u8],
-        rows: impl IntoIterator<Item = &'a str>,
+        history: &History,
     ) -> std::io::Result<Self> {
         let mut bytes = Vec::new();
         record(
@@ -153,9 +156,16 @@ impl EventWriter {
             },
         );
         record(&mut bytes, &hparams_event(config_json));
-        for row in rows {
-            if let Some(event) = row_event(row) {
-                record(&mut bytes, &event);
+        for series in history.series() {
+            let (split, metric) = (series.split.as_str(), series.metric.as_str());
+            for (k, &value) in series.steps.iter().enumerate() {
+                record(
+                    &mut bytes,
+                    &scalar_event(Some(k + 1), 0, split, metric, value),
+                );
+            }
+            for &(epoch, value) in &series.epochs {
+                record(&mut bytes, &scalar_event(None, epoch, split, metric, value));
             }
         }
         replace_file(path, &bytes)?;
@@ -182,26 +192,6 @@ impl EventWriter {
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
     }
-}
-
-/// The event of one `metrics.csv` row (`step,epoch,split,metric,value`), `None` for the header
-/// or a damaged row.
-fn row_event(row: &str) -> Option<Event> {
-    let [step, epoch, split, metric, value] = row.split(',').collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let step = match step {
-        "" => None,
-        step => Some(step.parse().ok()?),
-    };
-    // Rust's float parsing reads back `NaN` and `inf` as `CsvValue` writes them.
-    Some(scalar_event(
-        step,
-        epoch.parse().ok()?,
-        split,
-        metric,
-        value.parse().ok()?,
-    ))
 }
 
 fn scalar_event(step: Option<usize>, epoch: usize, split: &str, metric: &str, value: f64) -> Event {
@@ -392,18 +382,21 @@ mod tests {
         );
     }
 
+    /// A history with the loss of step 1.
+    fn one_step() -> History {
+        let mut history = History::default();
+        let loss = history.declare(crate::history::Split::Train, "loss", false);
+        history.record_step(loss, 0.5);
+        history
+    }
+
     #[test]
     fn a_written_file_reads_back_with_rows_and_hyperparameters() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(EVENTS_FILE);
         let config =
             br#"{"hyperparameters": {"lr": 0.1, "optimizer": {"name": "adam"}, "seed": null}}"#;
-        let mut writer = EventWriter::create(
-            &path,
-            config,
-            ["step,epoch,split,metric,value", "1,1,train,loss,0.5"],
-        )
-        .unwrap();
+        let mut writer = EventWriter::create(&path, config, &one_step()).unwrap();
         writer
             .value(None, 1, "valid", "accuracy", 93.333_333_333_333_33)
             .unwrap();
@@ -444,7 +437,7 @@ mod tests {
     fn a_flipped_bit_is_caught() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(EVENTS_FILE);
-        drop(EventWriter::create(&path, b"{}", ["1,1,train,loss,0.5"]).unwrap());
+        drop(EventWriter::create(&path, b"{}", &one_step()).unwrap());
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 6;
         bytes[last] ^= 1;

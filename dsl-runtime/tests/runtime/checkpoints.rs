@@ -6,6 +6,7 @@ use crate::common::*;
 use burn::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::optim::{AdamConfig, SgdConfig};
 use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
+use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
 use dsl_runtime::prelude::*;
 
 fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
@@ -96,6 +97,14 @@ fn a_run_resumed_after_epoch_3_equals_an_uninterrupted_run_bit_for_bit() {
         assert_eq!(a.epochs, b.epochs, "{}.{}", a.split, a.metric);
     }
     assert_eq!(csv(parts.path()), csv(whole.path()));
+    // The TensorBoard file, rewritten at the resume, holds each value once, as in one run.
+    let events = |dir: &Path| {
+        let mut scalars = read_scalars(&dir.join("ckpt/run-1").join(EVENTS_FILE)).unwrap();
+        scalars.sort_by(|a, b| (&a.tag, a.step).cmp(&(&b.tag, b.step)));
+        scalars
+    };
+    assert_eq!(events(parts.path()), events(whole.path()));
+    assert!(events(whole.path()).len() > 5 * TRAIN_BATCHES);
     // keep_last(2) | best(valid.loss) with a falling loss: epochs 4 and 5 remain.
     let kept = CheckpointDir::new(&parts.path().join("ckpt/run-1"))
         .epochs()

@@ -12,6 +12,7 @@ mod engines;
 mod fine_tuning;
 mod macro_equivalence;
 mod predict_export;
+mod reproduce;
 mod run_outputs;
 mod seed_classification;
 mod seed_regression;

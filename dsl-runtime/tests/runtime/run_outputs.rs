@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use burn::optim::SgdConfig;
+use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
 use dsl_runtime::prelude::*;
 
 fn seed_fit(artifacts: &std::path::Path) -> Fit<Classifier> {
@@ -65,7 +66,29 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
     assert_eq!(config["epochs"], 3);
     assert_eq!(config["batch_size"], 16);
     assert_eq!(config["metrics"]["valid"][0], "accuracy");
-    // Four files per run, whatever the number of metrics and epochs.
+    // The TensorBoard file holds every value of metrics.csv, exactly, at its step or epoch.
+    let scalars = read_scalars(&report.run_dir.join(EVENTS_FILE)).unwrap();
+    assert_eq!(scalars.len(), rows.len());
+    for row in &rows {
+        let (tag, step) = match row[0] {
+            "" => (format!("epoch/{}/{}", row[2], row[3]), row[1]),
+            step => (format!("{}/{}", row[2], row[3]), step),
+        };
+        let step: i64 = step.parse().unwrap();
+        // Written in shortest f32 form when the value is an f32 (every loss).
+        let narrow: f32 = row[4].parse().unwrap();
+        let value = match narrow.to_string() == row[4] {
+            true => f64::from(narrow),
+            false => row[4].parse().unwrap(),
+        };
+        assert!(
+            scalars
+                .iter()
+                .any(|s| s.tag == tag && s.step == step && s.value.to_bits() == value.to_bits()),
+            "{row:?} is not in the event file"
+        );
+    }
+    // Five files per run, whatever the number of metrics and epochs.
     let mut files: Vec<String> = std::fs::read_dir(&report.run_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -73,7 +96,13 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
     files.sort();
     assert_eq!(
         files,
-        ["config.json", "curves.svg", "metrics.csv", "summary.md"]
+        [
+            "config.json",
+            "curves.svg",
+            "events.out.tfevents.run",
+            "metrics.csv",
+            "summary.md"
+        ]
     );
 }
 
