@@ -46,6 +46,8 @@ pub struct Experiment {
     pub strategy: Option<Ident>,
     /// `devices: N`.
     pub devices: Option<Number>,
+    /// `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`.
+    pub sweep: Option<Vec<SweepAxis>>,
     /// `device: "cuda:0"`: the device `cli()` trains on unless `--device` names another.
     pub device: Option<LitStr>,
     /// Keys written by the user, including those whose value was rejected: a rejected value
@@ -87,6 +89,7 @@ impl Default for Experiment {
             resume: None,
             init_from: None,
             device: None,
+            sweep: None,
             freeze: None,
             unfreeze: None,
             ema: None,
@@ -249,4 +252,12 @@ pub enum Clip {
 pub enum ResumeFrom {
     Latest(Ident),
     Epoch(Number),
+}
+
+/// One key of `sweep: { .. }` and its values, literals as written.
+pub struct SweepAxis {
+    pub key: Ident,
+    pub values: Vec<syn::Lit>,
+    /// The brackets around the values, for "lists no value".
+    pub span: Span,
 }

@@ -43,6 +43,7 @@ pub const KEYS: &[&str] = &[
     "strategy",
     "devices",
     "device",
+    "sweep",
 ];
 
 /// Keys of `loader: { .. }`.
@@ -199,6 +200,7 @@ fn top_level(
                 )
             })?)
         }
+        "sweep" => exp.sweep = Some(sweep(input)?),
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
@@ -731,6 +733,37 @@ fn lr_groups(input: ParseStream) -> syn::Result<Vec<(String, Span, Number)>> {
         }
     }
     Ok(groups)
+}
+
+/// `{ key: [literal, ..], .. }`; which keys and literals fit is checked in `validate`.
+fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
+    let content;
+    braced!(content in input);
+    let mut axes = Vec::new();
+    while !content.is_empty() {
+        let key: Ident = content.parse()?;
+        content.parse::<Token![:]>()?;
+        let list;
+        let brackets = bracketed!(list in content);
+        let values = Punctuated::<syn::Lit, Token![,]>::parse_terminated(&list)
+            .map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!("a sweep lists literal values\nhelp: write e.g. `{key}: [1, 2]`"),
+                )
+            })?
+            .into_iter()
+            .collect();
+        axes.push(SweepAxis {
+            key,
+            values,
+            span: brackets.span.join(),
+        });
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(axes)
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.

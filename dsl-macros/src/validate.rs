@@ -18,10 +18,148 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
         must_be_recorded("`plateau`", metric, &recorded, errors);
     }
     schedule_values(exp, errors);
+    sweep_axes(exp, &recorded, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
     our_loop_only(exp, errors);
     fine_tuning(exp, errors);
+}
+
+/// What a swept key's values must be.
+#[derive(Clone, Copy)]
+enum SweepKind {
+    /// A whole number, at least this.
+    Whole(u64),
+    /// A positive number.
+    Positive,
+    /// A number in (0, 1).
+    Fraction,
+    Bool,
+    Text,
+}
+
+/// The config keys a sweep can vary: the scalar ones (the optimizer's arguments and the
+/// schedule stay as written; `--sweep` reaches any key with `--set`'s rules).
+const SWEEPABLE: &[(&str, SweepKind)] = &[
+    ("lr", SweepKind::Positive),
+    ("batch_size", SweepKind::Whole(1)),
+    ("epochs", SweepKind::Whole(1)),
+    ("seed", SweepKind::Whole(0)),
+    ("shuffle", SweepKind::Whole(0)),
+    ("grad_accumulation", SweepKind::Whole(1)),
+    ("workers", SweepKind::Whole(0)),
+    ("ema", SweepKind::Fraction),
+    ("unfreeze", SweepKind::Whole(1)),
+    ("gradient_checkpointing", SweepKind::Bool),
+    ("device", SweepKind::Text),
+];
+
+/// Each swept key is a config key a sweep can vary, listed once, with at least one value of
+/// its type; the trials need a metric to be ranked by.
+fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
+    let Some(axes) = &exp.sweep else {
+        return;
+    };
+    let keys: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
+    for (i, axis) in axes.iter().enumerate() {
+        let key = axis.key.to_string();
+        let Some(&(_, kind)) = SWEEPABLE.iter().find(|(k, _)| *k == key) else {
+            let fix = match closest(&key, &keys) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("a sweep varies one of: {}", keys.join(", ")),
+            };
+            err(
+                errors,
+                axis.key.span(),
+                &format!("`{key}` cannot be swept"),
+                &fix,
+            );
+            continue;
+        };
+        if axes[..i].iter().any(|a| a.key == axis.key) {
+            err(
+                errors,
+                axis.key.span(),
+                &format!("`{key}` is swept twice"),
+                "list all its values once: `key: [a, b, c]`",
+            );
+        }
+        if axis.values.is_empty() {
+            err(
+                errors,
+                axis.span,
+                &format!("`{key}` lists no value"),
+                &format!(
+                    "give it at least one, e.g. `{key}: [{}]`",
+                    sweep_example(kind)
+                ),
+            );
+        }
+        for value in &axis.values {
+            if !fits(kind, value) {
+                err(
+                    errors,
+                    value.span(),
+                    &format!("`{key}` takes {}", describe(kind)),
+                    &format!("write e.g. `{key}: [{}]`", sweep_example(kind)),
+                );
+            }
+        }
+    }
+    let watched = exp
+        .checkpoint
+        .iter()
+        .flatten()
+        .any(|p| matches!(p, Policy::Best(_)))
+        || recorded
+            .iter()
+            .any(|m| m.split == "valid" && m.name == "loss" && m.custom.is_none());
+    if !watched && let Some(first) = axes.first() {
+        err(
+            errors,
+            first.key.span(),
+            "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`, and this experiment records neither",
+            "add `valid.loss` to `metrics`, or `checkpoint: best(valid.<metric>)`",
+        );
+    }
+}
+
+fn fits(kind: SweepKind, value: &syn::Lit) -> bool {
+    let number = |value: &syn::Lit| match value {
+        syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
+        syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
+        _ => None,
+    };
+    match kind {
+        SweepKind::Whole(min) => {
+            matches!(value, syn::Lit::Int(i) if i.base10_parse::<u64>().is_ok_and(|n| n >= min))
+        }
+        SweepKind::Positive => number(value).is_some_and(|v| v > 0.0),
+        SweepKind::Fraction => number(value).is_some_and(|v| v > 0.0 && v < 1.0),
+        SweepKind::Bool => matches!(value, syn::Lit::Bool(_)),
+        SweepKind::Text => matches!(value, syn::Lit::Str(_)),
+    }
+}
+
+fn describe(kind: SweepKind) -> &'static str {
+    match kind {
+        SweepKind::Whole(0) => "whole numbers (0, 1, 2, ...)",
+        SweepKind::Whole(_) => "whole numbers from 1",
+        SweepKind::Positive => "numbers above 0",
+        SweepKind::Fraction => "numbers between 0 and 1",
+        SweepKind::Bool => "`true` or `false`",
+        SweepKind::Text => "names in quotes",
+    }
+}
+
+fn sweep_example(kind: SweepKind) -> &'static str {
+    match kind {
+        SweepKind::Whole(_) => "16, 32",
+        SweepKind::Positive => "1e-3, 1e-2",
+        SweepKind::Fraction => "0.99, 0.999",
+        SweepKind::Bool => "false, true",
+        SweepKind::Text => "\"flex\", \"cuda:0\"",
+    }
 }
 
 /// `freeze` paths are non-empty, `unfreeze` is an epoch and has something to unfreeze,

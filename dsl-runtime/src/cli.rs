@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::sweep::Plan;
 use crate::{FitError, FitOptions};
 
 /// The flags every experiment accepts.
@@ -92,6 +93,20 @@ pub struct Args {
     /// recorded fact (versions, git commit, data, settings) that differs.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["test_only", "predict", "export", "resume", "fast_dev_run", "config"])]
     pub verify: Option<PathBuf>,
+    /// Sweep a config key over values, e.g. `--sweep lr=0.001,0.01` (repeatable; replaces
+    /// the values `sweep:` gives that key). Each combination is a trial with its own run.
+    #[arg(long = "sweep", value_name = "KEY=V1,V2")]
+    pub sweep: Vec<String>,
+    /// Run the sweep's trials as N processes at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "trial")]
+    pub jobs: Option<u64>,
+    /// Run only trial K of the sweep (from 0), e.g. one task of a cluster's job array.
+    #[arg(long, value_name = "K")]
+    pub trial: Option<usize>,
+    /// The trial this process trains, set by [`main`] from `--trial`: recorded in the sweep
+    /// when training ends.
+    #[arg(skip)]
+    pub sweep_trial: Option<crate::sweep::Trial>,
     /// Train nothing: save the best checkpoint of the newest run (or `--run`) as a
     /// safetensors file.
     #[arg(long, value_name = "FILE")]
@@ -114,6 +129,12 @@ fn parse_resume(text: &str) -> Result<Value, String> {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct CliError(String);
+
+impl CliError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
 
 impl Args {
     /// The run adjustments these flags ask for, applied to the options `training!` built.
@@ -328,13 +349,16 @@ pub fn tune_allocator() {
 /// Parses the process's arguments and runs `train` with the resolved config; the exit code is
 /// 0 on success, 2 for a command-line mistake, 130 when interrupted, 1 for any other failure.
 /// Calls [`tune_allocator`] first: `main` owns the process.
-pub fn main<C, F>(defaults: C, train: F) -> ExitCode
+///
+/// With a sweep (`plan`'s grid, or `--sweep`), a plain training command runs every trial as a
+/// child process (`--jobs N` at once) and prints the ranked table; `--trial K` trains trial K.
+pub fn main<C, F>(defaults: C, plan: Plan, train: F) -> ExitCode
 where
     C: Serialize + DeserializeOwned,
     F: FnOnce(C, &Args) -> Result<PathBuf, FitError>,
 {
     tune_allocator();
-    let args = match parse_args() {
+    let mut args = match parse_args() {
         Ok(args) => args,
         Err(code) => return code,
     };
@@ -348,8 +372,112 @@ where
     if args.print_config {
         return print_config(serde_json::to_value(&config));
     }
+    let config = match sweep(&mut args, config, plan) {
+        Ok(Some(config)) => config,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(Swept::Usage(err)) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(2);
+        }
+        Err(Swept::Failed(trials)) => {
+            eprintln!("error: trials {trials:?} failed; rerun one with `--trial K` to see why");
+            return ExitCode::FAILURE;
+        }
+    };
     let outcome = train(config, &args);
     report(&args, outcome)
+}
+
+/// How a sweep ended without training in this process.
+enum Swept {
+    Usage(CliError),
+    Failed(Vec<usize>),
+}
+
+impl From<CliError> for Swept {
+    fn from(err: CliError) -> Self {
+        Self::Usage(err)
+    }
+}
+
+/// The config this process trains: `config` itself without a sweep, trial K's with
+/// `--trial K`; `None` once this process ran the whole sweep as children.
+fn sweep<C: Serialize + DeserializeOwned>(
+    args: &mut Args,
+    config: C,
+    plan: Plan,
+) -> Result<Option<C>, Swept> {
+    let plan = plan.with_flags(&args.sweep)?;
+    // A sweep trains; the commands that read a saved run ignore the grid.
+    let reads_a_run = args.test_only
+        || args.predict
+        || args.export.is_some()
+        || args.verify.is_some()
+        || args.fast_dev_run;
+    if plan.is_empty() || reads_a_run {
+        if args.trial.is_some() || args.jobs.is_some() || (!args.sweep.is_empty() && reads_a_run) {
+            return Err(CliError::new(if plan.is_empty() {
+                "--trial and --jobs need a sweep: add `sweep: { .. }` or `--sweep KEY=V1,V2`"
+            } else {
+                "a sweep trains: it cannot be combined with --test-only, --predict, --export, --verify or --fast-dev-run"
+            })
+            .into());
+        }
+        return Ok(Some(config));
+    }
+    let json = serde_json::to_value(&config).map_err(|e| CliError::new(e.to_string()))?;
+    // Every trial's config is checked before any trains: a wrong key or value fails at once.
+    let trials = plan.trials();
+    let mut configs = Vec::with_capacity(trials.len());
+    for settings in &trials {
+        let mut trial = json.clone();
+        for (key, value) in settings {
+            set(&mut trial, key, value.clone(), "--sweep")?;
+        }
+        configs.push(serde_json::from_value::<C>(trial).map_err(|error| {
+            // Name the value that fails on its own, as `resolve` does for `--set`.
+            let culprit = settings.iter().find(|(key, value)| {
+                let mut alone = json.clone();
+                set(&mut alone, key, value.clone(), "--sweep").is_ok()
+                    && serde_json::from_value::<C>(alone).is_err()
+            });
+            match culprit {
+                Some((key, value)) => CliError::new(format!(
+                    "sweep: invalid value {value} for config key `{key}`: {error}"
+                )),
+                None => CliError::new(format!("sweep: a trial's config is invalid: {error}")),
+            }
+        })?);
+    }
+    let artifacts = PathBuf::from(json["artifacts"].as_str().unwrap_or("artifacts"));
+    let dir = plan.dir(&artifacts);
+    match args.trial {
+        Some(k) => {
+            args.sweep_trial = Some(plan.trial(dir, k)?);
+            Ok(Some(configs.swap_remove(k)))
+        }
+        None => {
+            // A sweep without a metric to rank by fails here, before any trial trains.
+            plan.trial(dir.clone(), 0)?;
+            let jobs = args.jobs.unwrap_or(1) as usize;
+            eprintln!(
+                "sweep: {} trials, {jobs} at a time, in {}",
+                trials.len(),
+                dir.display()
+            );
+            let children = crate::sweep::child_args(std::env::args().skip(1));
+            let failed = crate::sweep::run_children(trials.len(), jobs, &dir, &children)?;
+            match crate::sweep::report(&dir) {
+                Ok(table) => println!("{table}"),
+                Err(e) => eprintln!("error: cannot write the sweep's tables: {e}"),
+            }
+            if failed.is_empty() {
+                Ok(None)
+            } else {
+                Err(Swept::Failed(failed))
+            }
+        }
+    }
 }
 
 fn parse_args() -> Result<Args, ExitCode> {

@@ -115,6 +115,7 @@ pub mod output;
 pub mod predict;
 pub mod provenance;
 pub mod spec;
+pub mod sweep;
 pub mod verify;
 mod via_value;
 pub mod weights;
@@ -161,6 +162,7 @@ pub mod __private {
     pub use crate::spec::{
         EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
     };
+    pub use crate::sweep;
     pub use crate::verify;
     pub use crate::weights;
     pub use crate::weights::export_safetensors;

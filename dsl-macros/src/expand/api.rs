@@ -51,6 +51,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
         predict: predict_body,
         predict_saved: predict_saved_body,
         export: export_body,
+        sweep: sweep_body,
         cli: cli_body,
         with_options: with_options_body,
     } = match bodies {
@@ -152,6 +153,12 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
                 Self::with_options(#config, device, |_| {})
             }
 
+            /// The grid of `sweep: { .. }` (empty without one), ranked by the metric `best(..)`
+            /// watches, else `valid.loss`: what `cli()` sweeps, with `--sweep` applied.
+            pub fn sweep() -> #Rt::sweep::Plan {
+                #sweep_body
+            }
+
             /// The command line of this experiment: `--epochs`, `--lr`, `--resume latest`,
             /// `--config run.json`, `--set key=value`, `--fast-dev-run`, ... (`--help` lists
             /// them). Trains on the config's `device` (`--device`, default `flex`); the exit code is 0 on success, 2 for a
@@ -194,6 +201,7 @@ struct EntryBodies {
     predict: TokenStream,
     predict_saved: TokenStream,
     export: TokenStream,
+    sweep: TokenStream,
     cli: TokenStream,
     with_options: TokenStream,
 }
@@ -212,6 +220,7 @@ impl EntryBodies {
             predict: never(),
             predict_saved: never(),
             export: never(),
+            sweep: never(),
             cli: never(),
             with_options: never(),
         }
@@ -270,6 +279,7 @@ impl EntryBodies {
                 #Rt::export_safetensors(&#model_var, path)?;
                 ::core::result::Result::Ok(path.to_owned())
             },
+            sweep: sweep(exp, snake),
             cli: cli(exp, &config_name, l),
             with_options: with_options(exp, name, snake, keys, l),
         }
@@ -563,7 +573,7 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
         },
     };
     quote! {
-        #Rt::cli::main(Self::config(), |#config, #args| {
+        #Rt::cli::main(Self::config(), Self::sweep(), |#config, #args| {
             let device = #Rt::device::parse(&#config.device)?;
             if #args.test_only {
                 #test_only
@@ -592,6 +602,9 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
                 &device,
                 |#options| #args.adjust(#options),
             )?;
+            if let ::core::option::Option::Some(trial) = &#args.sweep_trial {
+                trial.record(&report.history, &report.run_dir)?;
+            }
             if !#args.fast_dev_run {
                 let trained = #config_name {
                     run: report.run_dir.file_name().map(|run| run.to_string_lossy().into_owned()),
@@ -602,6 +615,18 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
             ::core::result::Result::Ok(report.run_dir)
         })
     }
+}
+
+/// `sweep()`: the macro's grid as JSON values, and the metric trials are ranked by.
+fn sweep(exp: &Experiment, snake: &str) -> TokenStream {
+    let axes = exp.sweep.iter().flatten().map(|axis| {
+        let key = axis.key.to_string();
+        let values = &axis.values;
+        let value = quote!(#Rt::serde_json::Value::from);
+        quote!((#key, ::std::vec![#(#value(#values)),*]))
+    });
+    let watch = best_watch(exp);
+    quote!(#Rt::sweep::Plan::new(#snake, #watch, ::std::vec![#(#axes),*]))
 }
 
 /// The metric of the first `best(..)` policy.

@@ -37,20 +37,64 @@ fn draw_panel<DB: DrawingBackend>(
     history: &History,
     metric: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let curves: Vec<(Split, Vec<(usize, f64)>)> = [Split::Train, Split::Valid]
+    let curves: Vec<Curve> = [Split::Train, Split::Valid]
         .into_iter()
         .filter_map(|split| {
-            let points: Vec<(usize, f64)> = history
-                .get(split, metric)?
-                .epochs
-                .iter()
-                .copied()
-                .filter(|(_, v)| v.is_finite())
-                .collect();
-            (!points.is_empty()).then_some((split, points))
+            let color = match split {
+                Split::Train => BLUE,
+                // Only the two per-epoch splits are drawn.
+                _ => RED,
+            };
+            let series = history.get(split, metric)?;
+            Some((split.as_str().to_owned(), color, series.epochs.clone()))
         })
         .collect();
-    let all = curves.iter().flat_map(|(_, p)| p.iter());
+    draw_curves(area, metric, curves)
+}
+
+/// `sweep.svg`: the curve of the ranked metric of every trial (`label`, `(epoch, value)`s), in
+/// one panel titled `metric`.
+pub(crate) fn sweep_svg(
+    metric: &str,
+    trials: &[(String, Vec<(usize, f64)>)],
+) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (PANEL.0 * 2, PANEL.1 * 2)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let curves = trials
+            .iter()
+            .enumerate()
+            .map(|(k, (label, points))| {
+                let c = Palette99::pick(k).to_rgba();
+                (label.clone(), RGBColor(c.0, c.1, c.2), points.clone())
+            })
+            .collect();
+        draw_curves(&root, metric, curves).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// A labelled line: its legend text, color and `(epoch, value)` points.
+type Curve = (String, RGBColor, Vec<(usize, f64)>);
+
+/// One chart of `curves` over epochs, non-finite values left out.
+fn draw_curves<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    curves: Vec<Curve>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let curves: Vec<Curve> = curves
+        .into_iter()
+        .map(|(label, color, points)| {
+            let finite = points.into_iter().filter(|(_, v)| v.is_finite()).collect();
+            (label, color, finite)
+        })
+        .filter(|(_, _, points): &Curve| !points.is_empty())
+        .collect();
+    let all = curves.iter().flat_map(|(_, _, p)| p.iter());
     let (mut lo, mut hi, mut last) = (f64::INFINITY, f64::NEG_INFINITY, 1usize);
     for &(epoch, value) in all {
         lo = lo.min(value);
@@ -62,7 +106,7 @@ fn draw_panel<DB: DrawingBackend>(
     }
     let pad = ((hi - lo) * 0.05).max(1e-9);
     let mut chart = ChartBuilder::on(area)
-        .caption(metric, ("sans-serif", 20))
+        .caption(title, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(50)
@@ -73,17 +117,11 @@ fn draw_panel<DB: DrawingBackend>(
         .x_labels(last.clamp(2, 10))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()?;
-    for (split, points) in curves {
-        let color = match split {
-            Split::Train => BLUE,
-            Split::Valid => RED,
-            // Only the two per-epoch splits are drawn (see `curves` above).
-            Split::Test => BLACK,
-        };
+    for (label, color, points) in curves {
         let line = points.iter().map(|&(e, v)| (e as f64, v));
         chart
             .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(split.as_str())
+            .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         // Markers help read a few epochs; on long runs they would only blur the line (and cost
         // an SVG element each).

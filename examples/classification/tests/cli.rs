@@ -378,3 +378,165 @@ fn an_unwritable_artifacts_folder_is_refused_before_training() {
     );
     assert_eq!(std::fs::read(&blocker).unwrap(), b"a file");
 }
+
+#[test]
+fn a_sweep_runs_each_trial_as_its_own_run_and_ranks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "batch_size=16,32"];
+    let out = run(&[&grid[..], &["--jobs", "2", "--artifacts", artifacts]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let experiment = dir.path().join("three_class");
+    let sweeps: Vec<_> = std::fs::read_dir(&experiment)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sweep-")
+        })
+        .collect();
+    let [sweep] = &sweeps[..] else {
+        panic!("one sweep folder: {sweeps:?}")
+    };
+    let csv = std::fs::read_to_string(sweep.join("sweep.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(
+        csv.lines().next(),
+        Some("rank,trial,lr,batch_size,valid.loss,epoch,run")
+    );
+    assert_eq!(rows.len(), 6, "{csv}");
+    let mut trials: Vec<&str> = rows.iter().map(|r| r[1]).collect();
+    trials.sort_unstable();
+    assert_eq!(trials, ["0", "1", "2", "3", "4", "5"]);
+    // Ranked by the best validation loss, lowest first.
+    let best: Vec<f64> = rows.iter().map(|r| r[4].parse().unwrap()).collect();
+    assert!(best.windows(2).all(|w| w[0] <= w[1]), "{csv}");
+    // Each trial is its own run, trained with its own values.
+    let mut runs: Vec<&str> = rows.iter().map(|r| r[6]).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    assert_eq!(runs.len(), 6);
+    for row in &rows {
+        let config: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(Path::new(row[6]).join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            config["hyperparameters"]["lr"].to_string(),
+            row[2],
+            "{row:?}"
+        );
+        assert_eq!(config["batch_size"].to_string(), row[3], "{row:?}");
+        let csv = std::fs::read_to_string(Path::new(row[6]).join("metrics.csv")).unwrap();
+        let losses: Vec<f64> = csv
+            .lines()
+            .filter(|l| l.starts_with(',') && l.contains(",valid,loss,"))
+            .map(|l| csv_value(l.rsplit(',').next().unwrap()))
+            .collect();
+        let lowest = losses.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(lowest, row[4].parse::<f64>().unwrap(), "{row:?}");
+    }
+    assert!(
+        std::fs::read_to_string(sweep.join("sweep.md"))
+            .unwrap()
+            .contains("| best valid.loss |")
+    );
+    assert!(
+        std::fs::read_to_string(sweep.join("sweep.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+    // The ranked table is also printed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| rank | trial | lr | batch_size |"));
+
+    // A job array's task: one trial, recorded into the same sweep folder.
+    let other = tempfile::tempdir().unwrap();
+    let other_artifacts = other.path().to_str().unwrap();
+    let out = run(&[
+        &grid[..],
+        &["--trial", "4", "--quiet", "--artifacts", other_artifacts],
+    ]
+    .concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let same = other
+        .path()
+        .join("three_class")
+        .join(sweep.file_name().unwrap());
+    let csv = std::fs::read_to_string(same.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with("1,4,0.2,16,"),
+        "{csv}"
+    );
+
+    assert_refused(
+        &[&grid[..], &["--trial", "6", "--artifacts", artifacts]].concat(),
+        "the sweep has trials 0 to 5",
+    );
+    assert_refused(&["--trial", "0"], "--trial and --jobs need a sweep");
+    assert_refused(
+        &["--sweep", "bogus=1,2", "--artifacts", artifacts],
+        "unknown config key `bogus`",
+    );
+    assert_refused(
+        &["--sweep", "batch_size=a,b", "--artifacts", artifacts],
+        "invalid value \"a\" for config key `batch_size`",
+    );
+}
+
+#[test]
+fn verify_reruns_a_run_and_reports_bit_identity_or_the_first_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&["--quiet", "--seed", "5", "--artifacts", artifacts]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run_dir = dir.path().join("three_class/run-1");
+    let out = run(&["--verify", run_dir.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("18 steps and 9 epoch values, bit-identical"),
+        "{said}"
+    );
+    // Nothing was written: still one run.
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("three_class"))
+            .unwrap()
+            .count(),
+        1
+    );
+
+    let out = run(&[
+        "--verify",
+        run_dir.to_str().unwrap(),
+        "--quiet",
+        "--lr",
+        "0.2",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert!(
+        said.contains("not reproduced") && said.contains("train.loss at step 2 (epoch 1)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("setting `hyperparameters.lr`: saved 0.1, now 0.2"),
+        "{said}"
+    );
+}
+
+/// A `metrics.csv` value: shortest `f32` text is an `f32` widened (a mean over one batch
+/// is one), anything else an `f64`.
+fn csv_value(text: &str) -> f64 {
+    let narrow: f32 = text.parse().unwrap();
+    if narrow.to_string() == text {
+        f64::from(narrow)
+    } else {
+        text.parse().unwrap()
+    }
+}

@@ -1,0 +1,458 @@
+//! Sweeps: a grid of config values (`sweep: { lr: [..], batch_size: [..] }`, `--sweep
+//! key=v1,v2`), each combination a trial trained as its own run.
+//!
+//! A sweep lives in `<artifacts>/<name>/sweep-<hash of its grid>/`: the same grid names the
+//! same folder on every machine, so `--trial K` run by a cluster's job array adds its result
+//! to one table. Each finished trial writes `trial-<K>.json` there and rewrites `sweep.csv`,
+//! `sweep.md` and `sweep.svg` from every trial recorded so far (each file replaced
+//! atomically, so concurrent trials never leave half a table). `--jobs N` runs the trials as
+//! N child processes of the experiment's own binary, each with `--trial K`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::FitError;
+use crate::cli::CliError;
+use crate::history::{History, Split};
+use crate::output::atomic::replace_file;
+use crate::output::plot::sweep_svg;
+
+/// What `training!` knows of an experiment's sweep: its name (for the folder), the metric
+/// trials are ranked by, and the grid written in the macro (empty without a `sweep` key).
+pub struct Plan {
+    name: String,
+    rank_by: Option<(Split, String)>,
+    axes: Vec<Axis>,
+}
+
+/// One swept key and its values, in the order written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    /// The config key.
+    pub key: String,
+    /// Its values.
+    pub values: Vec<Value>,
+}
+
+/// A finished trial, as `trial-<K>.json` keeps it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// The trial's number, from 0.
+    pub trial: usize,
+    /// The swept keys with this trial's values.
+    pub settings: Vec<(String, Value)>,
+    /// The trial's run directory.
+    pub run: PathBuf,
+    /// The ranked metric, `split.key`.
+    pub metric: String,
+    /// Whether larger values of it are better.
+    pub higher_is_better: bool,
+    /// Its value per epoch (non-finite values as `null`, which never rank first).
+    pub curve: Vec<(usize, Option<f64>)>,
+}
+
+/// The trial a process runs (`--trial K`): where and how to record it when it ends.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    dir: PathBuf,
+    trial: usize,
+    settings: Vec<(String, Value)>,
+    rank_by: (Split, String),
+}
+
+impl Trial {
+    /// Writes `trial-<K>.json` from the trial's `history` and rewrites the sweep's tables.
+    pub fn record(&self, history: &History, run_dir: &Path) -> Result<(), FitError> {
+        let (split, metric) = (&self.rank_by.0, self.rank_by.1.as_str());
+        let series = history.get(*split, metric);
+        let record = TrialRecord {
+            trial: self.trial,
+            settings: self.settings.clone(),
+            run: run_dir.to_owned(),
+            metric: format!("{split}.{metric}"),
+            higher_is_better: series.is_some_and(|s| s.higher_is_better),
+            curve: series.map_or_else(Vec::new, |s| {
+                s.epochs
+                    .iter()
+                    .map(|&(e, v)| (e, v.is_finite().then_some(v)))
+                    .collect()
+            }),
+        };
+        let io = |source| FitError::RunDir {
+            path: self.dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let json = serde_json::to_vec_pretty(&record).map_err(|e| io(std::io::Error::other(e)))?;
+        replace_file(&self.dir.join(format!("trial-{}.json", self.trial)), &json).map_err(io)?;
+        report(&self.dir).map(|_| ()).map_err(io)
+    }
+}
+
+impl Plan {
+    /// The plan of experiment `name` (snake case), ranked by `split.metric`.
+    pub fn new(name: &str, rank_by: Option<(Split, &str)>, axes: Vec<(&str, Vec<Value>)>) -> Self {
+        Self {
+            name: name.to_owned(),
+            rank_by: rank_by.map(|(split, key)| (split, key.to_owned())),
+            axes: axes
+                .into_iter()
+                .map(|(key, values)| Axis {
+                    key: key.to_owned(),
+                    values,
+                })
+                .collect(),
+        }
+    }
+
+    /// The grid with `--sweep key=v1,v2` applied: a key already swept gets the new values, a
+    /// new key is added. Values are JSON where they parse, strings otherwise.
+    pub fn with_flags(mut self, flags: &[String]) -> Result<Self, CliError> {
+        for flag in flags {
+            let Some((key, list)) = flag.split_once('=') else {
+                return Err(CliError::new(format!(
+                    "--sweep expects KEY=V1,V2,..., got `{flag}`"
+                )));
+            };
+            let key = key.trim();
+            let values: Vec<Value> = list
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(|v| serde_json::from_str(v).unwrap_or_else(|_| Value::from(v)))
+                .collect();
+            if values.is_empty() {
+                return Err(CliError::new(format!(
+                    "--sweep {key}= lists no value: write e.g. `--sweep {key}=1,2`"
+                )));
+            }
+            match self.axes.iter_mut().find(|a| a.key == key) {
+                Some(axis) => axis.values = values,
+                None => self.axes.push(Axis {
+                    key: key.to_owned(),
+                    values,
+                }),
+            }
+        }
+        Ok(self)
+    }
+
+    /// Whether there is anything to sweep.
+    pub fn is_empty(&self) -> bool {
+        self.axes.is_empty()
+    }
+
+    /// Every combination of the grid, the first key varying slowest.
+    pub fn trials(&self) -> Vec<Vec<(String, Value)>> {
+        self.axes.iter().fold(vec![Vec::new()], |trials, axis| {
+            trials
+                .iter()
+                .flat_map(|trial| {
+                    axis.values.iter().map(move |value| {
+                        let mut trial = trial.clone();
+                        trial.push((axis.key.clone(), value.clone()));
+                        trial
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// `<artifacts>/<name>/sweep-<hash>`: named by the grid, so every machine of a job array
+    /// finds the same folder.
+    pub fn dir(&self, artifacts: &Path) -> PathBuf {
+        let grid = serde_json::to_vec(&self.axes).unwrap_or_default();
+        artifacts
+            .join(&self.name)
+            .join(format!("sweep-{:08x}", crc32c::crc32c(&grid)))
+    }
+
+    /// Trial `trial` of the grid, or why there is none.
+    pub fn trial(&self, dir: PathBuf, trial: usize) -> Result<Trial, CliError> {
+        let trials = self.trials();
+        let settings = trials.get(trial).cloned().ok_or_else(|| {
+            CliError::new(format!(
+                "--trial {trial}: the sweep has trials 0 to {}",
+                trials.len() - 1
+            ))
+        })?;
+        let rank_by = self.rank_by.clone().ok_or_else(|| {
+            CliError::new(
+                "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`: record one of them",
+            )
+        })?;
+        Ok(Trial {
+            dir,
+            trial,
+            settings,
+            rank_by,
+        })
+    }
+}
+
+/// Rewrites `sweep.csv`, `sweep.md` and `sweep.svg` from every `trial-<K>.json` in `dir`, the
+/// best trial first; returns the Markdown table.
+pub fn report(dir: &Path) -> std::io::Result<String> {
+    let mut records: Vec<TrialRecord> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("trial-") && name.ends_with(".json")
+        })
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect();
+    records.sort_by_key(|r| r.trial);
+    let best = |r: &TrialRecord| best_value(&r.curve, r.higher_is_better);
+    // A stable sort: equal values keep trial order; trials without a value go last.
+    records.sort_by(|a, b| match (best(a), best(b)) {
+        (Some((_, x)), Some((_, y))) if a.higher_is_better => y.total_cmp(&x),
+        (Some((_, x)), Some((_, y))) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let ranked = records.first().map_or("metric", |r| r.metric.as_str());
+    let keys: Vec<&str> = records
+        .first()
+        .map(|r| r.settings.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
+    let mut csv = format!("rank,trial,{},{ranked},epoch,run\n", keys.join(","));
+    let mut md = format!(
+        "| rank | trial | {} | best {ranked} | epoch | run |\n|---|---|{}---|---|---|\n",
+        keys.join(" | "),
+        "---|".repeat(keys.len())
+    );
+    for (rank, record) in records.iter().enumerate() {
+        let values: Vec<String> = keys
+            .iter()
+            .map(|key| {
+                record
+                    .settings
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map_or_else(String::new, |(_, v)| v.to_string())
+            })
+            .collect();
+        let (epoch, value) = best(record).map_or((String::new(), String::new()), |(e, v)| {
+            (e.to_string(), v.to_string())
+        });
+        let (rank, trial, run) = (rank + 1, record.trial, record.run.display());
+        csv += &format!(
+            "{rank},{trial},{},{value},{epoch},{run}\n",
+            values.join(",")
+        );
+        md += &format!(
+            "| {rank} | {trial} | {} | {value} | {epoch} | {run} |\n",
+            values.join(" | ")
+        );
+    }
+    let curves: Vec<(String, Vec<(usize, f64)>)> = records
+        .iter()
+        .map(|r| {
+            let label = r
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let points = r.curve.iter().filter_map(|&(e, v)| Some((e, v?))).collect();
+            (label, points)
+        })
+        .collect();
+    let svg = sweep_svg(ranked, &curves).map_err(std::io::Error::other)?;
+    replace_file(&dir.join("sweep.csv"), csv.as_bytes())?;
+    replace_file(&dir.join("sweep.md"), md.as_bytes())?;
+    replace_file(&dir.join("sweep.svg"), svg.as_bytes())?;
+    Ok(md)
+}
+
+/// The best `(epoch, value)` of a curve; non-finite values never win.
+fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<(usize, f64)> {
+    curve
+        .iter()
+        .filter_map(|&(e, v)| Some((e, v?)))
+        .reduce(|best, next| {
+            let better = if higher_is_better {
+                next.1 > best.1
+            } else {
+                next.1 < best.1
+            };
+            if better { next } else { best }
+        })
+}
+
+/// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
+/// without `--jobs`), at most `jobs` at once. With one job each child prints to this terminal;
+/// with several, each writes `trial-<K>.log` in the sweep folder. Returns the trials that
+/// failed.
+pub fn run_children(
+    trials: usize,
+    jobs: usize,
+    dir: &Path,
+    args: &[String],
+) -> Result<Vec<usize>, CliError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::new(format!("cannot find this program to run trials: {e}")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
+    let spawn = |trial: usize| -> Result<Child, CliError> {
+        let mut command = Command::new(&exe);
+        command.args(args).arg("--trial").arg(trial.to_string());
+        if jobs > 1 {
+            let log = std::fs::File::create(dir.join(format!("trial-{trial}.log")))
+                .map_err(|e| CliError::new(format!("cannot write a trial log: {e}")))?;
+            let err = log
+                .try_clone()
+                .map_err(|e| CliError::new(format!("cannot write a trial log: {e}")))?;
+            command.arg("--quiet").stdout(log).stderr(err);
+        }
+        command
+            .spawn()
+            .map_err(|e| CliError::new(format!("cannot start trial {trial}: {e}")))
+    };
+    let mut failed = Vec::new();
+    let mut running: Vec<(usize, Child)> = Vec::new();
+    let mut next = 0;
+    while next < trials || !running.is_empty() {
+        while next < trials && running.len() < jobs.max(1) {
+            eprintln!("sweep: trial {next} of {trials} started");
+            running.push((next, spawn(next)?));
+            next += 1;
+        }
+        // Wait for whichever child ends first.
+        loop {
+            let done = running
+                .iter_mut()
+                .position(|(_, child)| child.try_wait().ok().flatten().is_some());
+            if let Some(index) = done {
+                let (trial, mut child) = running.swap_remove(index);
+                let ok = child.wait().is_ok_and(|status| status.success());
+                eprintln!(
+                    "sweep: trial {trial} {}",
+                    if ok { "finished" } else { "failed" }
+                );
+                if !ok {
+                    failed.push(trial);
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    failed.sort_unstable();
+    Ok(failed)
+}
+
+/// The process's arguments without `--jobs N` / `--jobs=N`, for the children.
+pub fn child_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip_value = false;
+    for arg in args {
+        if skip_value {
+            skip_value = false;
+        } else if arg == "--jobs" {
+            skip_value = true;
+        } else if !arg.starts_with("--jobs=") {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan::new(
+            "exp",
+            Some((Split::Valid, "loss")),
+            vec![
+                ("lr", vec![Value::from(0.1), Value::from(0.01)]),
+                (
+                    "batch_size",
+                    vec![Value::from(16), Value::from(32), Value::from(64)],
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn the_grid_is_every_combination_first_key_slowest() {
+        let trials = plan().trials();
+        assert_eq!(trials.len(), 6);
+        assert_eq!(
+            trials[1],
+            [
+                ("lr".into(), Value::from(0.1)),
+                ("batch_size".into(), Value::from(32))
+            ]
+        );
+        assert_eq!(trials[5][0].1, Value::from(0.01));
+    }
+
+    #[test]
+    fn flags_replace_or_add_keys_and_change_the_folder() {
+        let dir = plan().dir(Path::new("a"));
+        let changed = plan()
+            .with_flags(&["batch_size=8".into(), "seed=1,2".into()])
+            .unwrap();
+        assert_eq!(changed.trials().len(), 2 * 2);
+        assert_ne!(changed.dir(Path::new("a")), dir);
+        assert_eq!(plan().dir(Path::new("a")), dir);
+        assert!(plan().with_flags(&["lr".into()]).is_err());
+        assert!(plan().with_flags(&["lr=".into()]).is_err());
+    }
+
+    #[test]
+    fn trials_are_ranked_by_their_best_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plan = plan();
+        let dir = plan.dir(tmp.path());
+        for (trial, losses) in [(0, [0.9, 0.5]), (1, [0.4, 0.6]), (2, [f64::NAN, 0.7])] {
+            let mut history = History::default();
+            let loss = history.declare(Split::Valid, "loss", false);
+            for (e, &v) in losses.iter().enumerate() {
+                history.record_epoch(loss, e + 1, v);
+            }
+            let run = tmp.path().join(format!("run-{trial}"));
+            plan.trial(dir.clone(), trial)
+                .unwrap()
+                .record(&history, &run)
+                .unwrap();
+        }
+        let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+        let order: Vec<&str> = csv
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap())
+            .collect();
+        assert_eq!(order, ["1", "0", "2"], "{csv}");
+        assert!(
+            csv.starts_with("rank,trial,lr,batch_size,valid.loss,epoch,run\n1,1,0.1,32,0.4,1,"),
+            "{csv}"
+        );
+        let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
+        assert!(md.contains("| best valid.loss |"), "{md}");
+        assert!(
+            std::fs::read_to_string(dir.join("sweep.svg"))
+                .unwrap()
+                .starts_with("<svg")
+        );
+        assert!(
+            plan.trial(dir, 6)
+                .unwrap_err()
+                .to_string()
+                .contains("trials 0 to 5")
+        );
+    }
+
+    #[test]
+    fn children_get_the_arguments_without_jobs() {
+        let args = ["--jobs", "2", "--epochs", "3", "--jobs=4", "--quiet"].map(String::from);
+        assert_eq!(child_args(args), ["--epochs", "3", "--quiet"]);
+    }
+}
