@@ -78,6 +78,8 @@
 //! | `lora` | no | `{ rank: 4, alpha: 8, on: [fc1, fc2] }`: Burn's LoRA adapters on the 2-D weights under `on`; every base parameter is frozen | none; alpha defaults to the rank |
 //! | `ema` | no | decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint | none |
 //! | `gradient_checkpointing` | no | `true`: Burn's balanced gradient checkpointing (activations recomputed in the backward pass) | `false` |
+//! | `device` | no | `"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature | `"flex"` |
+//! | `sweep` | no | `{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over `lr`, `batch_size`, `epochs`, `seed`, `shuffle`, `grad_accumulation`, `workers`, `ema`, `unfreeze`, `gradient_checkpointing`, `device`, each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded) | no sweep |
 //!
 //! Every mistake is a compile error at the offending token: unknown or duplicate keys (with "did
 //! you mean"), missing keys, malformed values, zero epochs or batch size, non-positive learning

@@ -203,14 +203,14 @@ mod tests {
     #[test]
     fn debug_items_are_hashed_and_a_changed_item_changes_the_hash() {
         let data = InMemDataset::new(vec![1.0_f32, 2.0, 3.0]);
-        let before = (&Probe(&data)).fingerprint();
+        let before = Probe(&data).fingerprint();
         let changed = InMemDataset::new(vec![1.0_f32, 2.5, 3.0]);
-        let after = (&Probe(&changed)).fingerprint();
+        let after = Probe(&changed).fingerprint();
         assert_eq!(before.items, 3);
         assert!(before.hash.is_some());
         assert_ne!(before.hash, after.hash);
         let reordered = InMemDataset::new(vec![2.0_f32, 1.0, 3.0]);
-        assert_ne!(before.hash, (&Probe(&reordered)).fingerprint().hash);
+        assert_ne!(before.hash, Probe(&reordered).fingerprint().hash);
     }
 
     #[test]

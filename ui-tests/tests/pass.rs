@@ -23,4 +23,5 @@ pass!(
     "../pass/training/extended.rs" => extended,
     "../pass/training/fine_tune.rs" => fine_tune,
     "../pass/training/augment.rs" => augment,
+    "../pass/training/sweep.rs" => sweep,
 );
