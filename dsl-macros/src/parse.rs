@@ -193,12 +193,11 @@ fn top_level(
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
         "resume" => exp.resume = Some(resume(input)?),
         "init_from" => {
-            exp.init_from = Some(input.parse::<LitStr>().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`init_from` is a file path in quotes\nhelp: write e.g. `init_from: \"pretrained.safetensors\"`",
-                )
-            })?)
+            exp.init_from = Some(quoted(
+                input,
+                "`init_from` is a file path in quotes",
+                "init_from: \"pretrained.safetensors\"",
+            )?)
         }
         "sweep" => exp.sweep = Some(sweep(input)?),
         "freeze" => exp.freeze = Some(module_paths(input)?),
@@ -215,12 +214,11 @@ fn top_level(
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "devices" => exp.devices = Some(number(input)?),
         "device" => {
-            exp.device = Some(input.parse::<LitStr>().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`device` is a device name in quotes\nhelp: write e.g. `device: \"cuda:0\"` or `device: \"flex\"`",
-                )
-            })?)
+            exp.device = Some(quoted(
+                input,
+                "`device` is a device name in quotes",
+                "device: \"cuda:0\"` or `device: \"flex\"",
+            )?)
         }
         _ => unreachable!("`entries` only passes known keys"),
     }
@@ -733,6 +731,13 @@ fn lr_groups(input: ParseStream) -> syn::Result<Vec<(String, Span, Number)>> {
         }
     }
     Ok(groups)
+}
+
+/// A string literal, or an error saying what the key takes and an `example` of it.
+fn quoted(input: ParseStream, what: &str, example: &str) -> syn::Result<LitStr> {
+    input
+        .parse::<LitStr>()
+        .map_err(|e| syn::Error::new(e.span(), format!("{what}\nhelp: write e.g. `{example}`")))
 }
 
 /// `{ key: [literal, ..], .. }`; which keys and literals fit is checked in `validate`.

@@ -81,7 +81,14 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
                 #config_body
             }
 
-            /// Trains with the values written in `training!` on `device`.
+            /// The device `config` names (`device:`, `--device`; `flex` by default), or why this
+            /// binary cannot train on it (a backend built without its cargo feature).
+            pub fn device(#config: &#config_name) -> ::core::result::Result<#device_ty, #Rt::FitError> {
+                #Rt::device::parse(&#config.device)
+            }
+
+            /// Trains with the values written in `training!` on `device` (e.g.
+            /// `&Self::device(&Self::config())?`, the device written in `training!`).
             pub fn fit(device: &#device_ty) -> #fit_result {
                 Self::with_config(Self::config(), device)
             }
@@ -574,7 +581,7 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
     };
     quote! {
         #Rt::cli::main(Self::config(), Self::sweep(), |#config, #args| {
-            let device = #Rt::device::parse(&#config.device)?;
+            let device = Self::device(&#config)?;
             if #args.test_only {
                 #test_only
             }

@@ -18,6 +18,7 @@ training! {
 
 pub fn main() {
     assert_eq!(Swept::config().device, "flex");
+    assert_eq!(Swept::device(&Swept::config()).unwrap(), burn::tensor::Device::flex());
     let trials = Swept::sweep().trials();
     assert_eq!(trials.len(), 4);
     let values: Vec<Vec<String>> = trials
