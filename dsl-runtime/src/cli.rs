@@ -100,6 +100,10 @@ pub struct Args {
     /// Run the sweep's trials as N processes at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "trial")]
     pub jobs: Option<u64>,
+    /// Rank the sweep's trials by this recorded metric, e.g. `valid.accuracy` (default: the
+    /// metric `best(..)` watches, else `valid.loss`).
+    #[arg(long, value_name = "SPLIT.METRIC")]
+    pub rank_by: Option<String>,
     /// Run only trial K of the sweep (from 0), e.g. one task of a cluster's job array.
     #[arg(long, value_name = "K")]
     pub trial: Option<usize>,
@@ -408,6 +412,10 @@ fn sweep<C: Serialize + DeserializeOwned>(
     plan: Plan,
 ) -> Result<Option<C>, Swept> {
     let plan = plan.with_flags(&args.sweep)?;
+    let plan = match &args.rank_by {
+        Some(metric) => plan.rank_by(metric)?,
+        None => plan,
+    };
     // A sweep trains; the commands that read a saved run ignore the grid.
     let reads_a_run = args.test_only
         || args.predict

@@ -68,6 +68,14 @@ impl Trial {
     pub fn record(&self, history: &History, run_dir: &Path) -> Result<(), FitError> {
         let (split, metric) = (&self.rank_by.0, self.rank_by.1.as_str());
         let series = history.get(*split, metric);
+        if series.is_none() {
+            return Err(FitError::InvalidOption {
+                option: "rank_by",
+                message: format!(
+                    "the sweep ranks trials by `{split}.{metric}`, which this experiment does not record: add it to `metrics` or rank by another"
+                ),
+            });
+        }
         let record = TrialRecord {
             trial: self.trial,
             settings: self.settings.clone(),
@@ -137,6 +145,23 @@ impl Plan {
                 }),
             }
         }
+        Ok(self)
+    }
+
+    /// Ranks the trials by `split.metric` (`--rank-by valid.accuracy`) instead of the metric
+    /// `best(..)` watches; the metric must be recorded.
+    pub fn rank_by(mut self, metric: &str) -> Result<Self, CliError> {
+        let split = match metric.split_once('.') {
+            Some(("train", _)) => Split::Train,
+            Some(("valid", _)) => Split::Valid,
+            _ => {
+                return Err(CliError::new(format!(
+                    "--rank-by `{metric}`: name a recorded metric as `valid.<metric>` or `train.<metric>`"
+                )));
+            }
+        };
+        let key = metric.split_once('.').map_or("", |(_, key)| key);
+        self.rank_by = Some((split, key.to_owned()));
         Ok(self)
     }
 
@@ -443,11 +468,20 @@ mod tests {
                 .starts_with("<svg")
         );
         assert!(
-            plan.trial(dir, 6)
+            plan.trial(dir.clone(), 6)
                 .unwrap_err()
                 .to_string()
                 .contains("trials 0 to 5")
         );
+        // Ranked by a metric the trials did not record: an error, not an empty row.
+        let by_accuracy = plan.rank_by("valid.accuracy").unwrap();
+        let err = by_accuracy
+            .trial(dir, 0)
+            .unwrap()
+            .record(&History::default(), tmp.path());
+        assert!(err.unwrap_err().to_string().contains("`valid.accuracy`"));
+        let misspelt = super::Plan::new("exp", None, Vec::new()).rank_by("accuracy");
+        assert!(misspelt.is_err_and(|e| e.to_string().contains("valid.<metric>")));
     }
 
     #[test]

@@ -479,6 +479,28 @@ fn a_sweep_runs_each_trial_as_its_own_run_and_ranks_them() {
         "the sweep has trials 0 to 5",
     );
     assert_refused(&["--trial", "0"], "--trial and --jobs need a sweep");
+    // Ranked by another recorded metric, highest accuracy first.
+    let third = tempfile::tempdir().unwrap();
+    let args = [
+        "--sweep",
+        "lr=0.01,0.2",
+        "--rank-by",
+        "valid.accuracy",
+        "--jobs",
+        "2",
+    ];
+    let out = run(&[&args[..], &["--artifacts", third.path().to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let accuracy: Vec<f64> = table
+        .lines()
+        .skip(2)
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.split('|').nth(4).unwrap().trim().parse().unwrap())
+        .collect();
+    assert!(table.contains("| best valid.accuracy |"), "{table}");
+    assert_eq!(accuracy.len(), 2, "{table}");
+    assert!(accuracy[0] >= accuracy[1], "{table}");
     assert_refused(
         &["--sweep", "bogus=1,2", "--artifacts", artifacts],
         "unknown config key `bogus`",
