@@ -51,6 +51,9 @@ struct Stored {
 #[derive(Debug, PartialEq)]
 struct Outcome {
     metrics_csv: String,
+    /// The TensorBoard file's values, in tag and step order: rewritten at each resume from
+    /// the checkpoint, it must hold each value once, as an uninterrupted run's does.
+    events: Vec<dsl_runtime::output::tensorboard::Scalar>,
     weights: Vec<u32>,
     /// The moving average of the weights, for a run with `ema`.
     averaged: Option<Vec<u32>>,
@@ -90,6 +93,12 @@ fn outcome(artifacts: &Path) -> Outcome {
     let averaged = run.join("checkpoint/ema-40.bpk");
     Outcome {
         metrics_csv: std::fs::read_to_string(run.join("metrics.csv")).unwrap(),
+        events: {
+            use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
+            let mut events = read_scalars(&run.join(EVENTS_FILE)).unwrap();
+            events.sort_by(|a, b| (&a.tag, a.step).cmp(&(&b.tag, b.step)));
+            events
+        },
         weights: load(run.join("checkpoint/model-40.bpk")),
         averaged: averaged.exists().then(|| load(averaged)),
     }
