@@ -30,15 +30,19 @@ pub struct Provenance {
     pub git: Option<GitState>,
     /// A fingerprint of each split (`train`, `valid`, `test`).
     pub data: BTreeMap<String, DataFingerprint>,
+    /// The project's folder, where [`Provenance::check_dirty`] asks git.
+    #[serde(skip)]
+    project: std::path::PathBuf,
 }
 
-/// The git state of the project at the start of the run.
+/// The git state of the project.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GitState {
-    /// `git rev-parse HEAD`.
+    /// The commit `HEAD` names at the start of the run.
     pub commit: String,
-    /// Whether tracked files differed from that commit.
-    pub dirty: bool,
+    /// Whether tracked files differed from that commit; `None` until the run ends (see
+    /// [`Provenance::check_dirty`]), and for a run that did not end.
+    pub dirty: Option<bool>,
 }
 
 /// The number of items of a dataset and, when its items implement `Debug`, a CRC-32C of the
@@ -70,9 +74,31 @@ impl Provenance {
             dsl_runtime: env!("CARGO_PKG_VERSION").to_owned(),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
-            git: git_state(project),
+            git: head_commit(project).map(|commit| GitState {
+                commit,
+                dirty: None,
+            }),
             data: BTreeMap::new(),
+            project: project.to_owned(),
         }
+    }
+
+    /// Starts `git status` on a thread of its own; join it for the `dirty` flag. A `git`
+    /// process costs milliseconds, as much as a whole small training run, so the fit loop runs
+    /// it alongside training and records the answer in `config.json` when the run ends.
+    pub fn check_dirty(&self) -> Option<std::thread::JoinHandle<Option<bool>>> {
+        self.git.as_ref()?;
+        let project = self.project.clone();
+        Some(std::thread::spawn(move || {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&project)
+                .args(["status", "--porcelain", "--untracked-files=no"])
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            out.status.success().then(|| !out.stdout.is_empty())
+        }))
     }
 
     /// Adds the fingerprint of split `split`.
@@ -96,8 +122,13 @@ impl Provenance {
         );
         compare("burn", self.burn.clone(), now.burn.clone());
         compare("rustc", self.rustc.clone(), now.rustc.clone());
+        // A flag not known on either side (a run that did not end) is not compared.
+        let known = |g: &Option<GitState>| g.as_ref().and_then(|g| g.dirty).is_some();
+        let compare_dirty = known(&self.git) && known(&now.git);
         let git = |g: &Option<GitState>| match g {
-            Some(g) if g.dirty => format!("{} with uncommitted changes", g.commit),
+            Some(g) if compare_dirty && g.dirty == Some(true) => {
+                format!("{} with uncommitted changes", g.commit)
+            }
             Some(g) => g.commit.clone(),
             None => "not in git".to_owned(),
         };
@@ -117,24 +148,39 @@ impl Provenance {
     }
 }
 
-fn git_state(project: &Path) -> Option<GitState> {
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(project)
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+/// The commit `HEAD` names, read from the repository's files: no `git` process (see
+/// [`Provenance::check_dirty`] for why), and no git library for three small files. Handles
+/// a `.git` folder or file (worktrees, submodules), loose and packed refs, a detached `HEAD`.
+fn head_commit(project: &Path) -> Option<String> {
+    let dot_git = project
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|p| p.exists())?;
+    let git_dir = if dot_git.is_file() {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let linked = Path::new(text.strip_prefix("gitdir:")?.trim());
+        dot_git.parent()?.join(linked)
+    } else {
+        dot_git
     };
-    let commit = git(&["rev-parse", "HEAD"])?;
-    let status = git(&["status", "--porcelain", "--untracked-files=no"])?;
-    Some(GitState {
-        commit,
-        dirty: !status.is_empty(),
+    // A worktree keeps its own HEAD and the shared refs in the common folder.
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(dir) => git_dir.join(dir.trim()),
+        Err(_) => git_dir.clone(),
+    };
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let Some(name) = head.trim().strip_prefix("ref:").map(str::trim) else {
+        return Some(head.trim().to_owned());
+    };
+    for dir in [&git_dir, &common] {
+        if let Ok(commit) = std::fs::read_to_string(dir.join(name)) {
+            return Some(commit.trim().to_owned());
+        }
+    }
+    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    packed.lines().find_map(|line| {
+        let (commit, reference) = line.split_once(' ')?;
+        (reference == name).then(|| commit.to_owned())
     })
 }
 
@@ -235,6 +281,40 @@ mod tests {
         assert_eq!((indices[0], indices[SAMPLED_ITEMS - 1]), (0, 9_999));
         assert_eq!(sampled(3).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(sampled(0).count(), 0);
+    }
+
+    #[test]
+    fn the_commit_is_read_from_the_repository_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().join(".git");
+        std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let project = dir.path().join("crates/exp");
+        std::fs::create_dir_all(&project).unwrap();
+        assert_eq!(head_commit(&project), None, "no such ref yet");
+        std::fs::write(
+            git.join("packed-refs"),
+            "# pack-refs\nabc123 refs/heads/main\n",
+        )
+        .unwrap();
+        assert_eq!(head_commit(&project).as_deref(), Some("abc123"));
+        std::fs::write(git.join("refs/heads/main"), "def456\n").unwrap();
+        assert_eq!(head_commit(&project).as_deref(), Some("def456"));
+        std::fs::write(git.join("HEAD"), "0123abcd\n").unwrap();
+        assert_eq!(head_commit(&project).as_deref(), Some("0123abcd"));
+        // This crate's own repository, if it is in one, agrees with git.
+        let ours = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .output();
+        if let Ok(out) = ours
+            && out.status.success()
+        {
+            let expected = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            assert_eq!(
+                head_commit(Path::new(env!("CARGO_MANIFEST_DIR"))),
+                Some(expected)
+            );
+        }
     }
 
     #[test]
