@@ -30,18 +30,16 @@ pub struct Provenance {
     pub git: Option<GitState>,
     /// A fingerprint of each split (`train`, `valid`, `test`).
     pub data: BTreeMap<String, DataFingerprint>,
-    /// The project's folder, where [`Provenance::check_dirty`] asks git.
-    #[serde(skip)]
-    project: std::path::PathBuf,
 }
 
 /// The git state of the project.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GitState {
-    /// The commit `HEAD` names at the start of the run.
+    /// The commit `HEAD` names.
     pub commit: String,
-    /// Whether tracked files differed from that commit; `None` until the run ends (see
-    /// [`Provenance::check_dirty`]), and for a run that did not end.
+    /// Whether tracked files differed from that commit when the experiment was compiled
+    /// ([`Provenance::built_from`]); `None` when not known (a [`Fit`](crate::Fit) run without
+    /// `training!`).
     pub dirty: Option<bool>,
 }
 
@@ -67,8 +65,9 @@ impl std::fmt::Display for DataFingerprint {
 }
 
 impl Provenance {
-    /// The versions of this build and the git state of `project` (the experiment crate's
-    /// folder); data fingerprints are added with [`Provenance::data`].
+    /// The versions of this build and the commit of `project` (the experiment crate's folder)
+    /// at run time; `training!` replaces the latter with [`Provenance::built_from`], and adds
+    /// data fingerprints with [`Provenance::data`].
     pub fn new(project: &Path) -> Self {
         Self {
             dsl_runtime: env!("CARGO_PKG_VERSION").to_owned(),
@@ -79,26 +78,18 @@ impl Provenance {
                 dirty: None,
             }),
             data: BTreeMap::new(),
-            project: project.to_owned(),
         }
     }
 
-    /// Starts `git status` on a thread of its own; join it for the `dirty` flag. A `git`
-    /// process costs milliseconds, as much as a whole small training run, so the fit loop runs
-    /// it alongside training and records the answer in `config.json` when the run ends.
-    pub fn check_dirty(&self) -> Option<std::thread::JoinHandle<Option<bool>>> {
-        self.git.as_ref()?;
-        let project = self.project.clone();
-        Some(std::thread::spawn(move || {
-            let out = std::process::Command::new("git")
-                .arg("-C")
-                .arg(&project)
-                .args(["status", "--porcelain", "--untracked-files=no"])
-                .stderr(std::process::Stdio::null())
-                .output()
-                .ok()?;
-            out.status.success().then(|| !out.stdout.is_empty())
-        }))
+    /// The git state `training!` found when it compiled the experiment: the commit the
+    /// binary was built from, and whether tracked files differed from it then. (Asking `git`
+    /// at run time would cost a process, milliseconds, as much as a whole small training run.)
+    pub fn built_from(mut self, commit: &str, dirty: bool) -> Self {
+        self.git = Some(GitState {
+            commit: commit.to_owned(),
+            dirty: Some(dirty),
+        });
+        self
     }
 
     /// Adds the fingerprint of split `split`.
@@ -149,7 +140,7 @@ impl Provenance {
 }
 
 /// The commit `HEAD` names, read from the repository's files: no `git` process (see
-/// [`Provenance::check_dirty`] for why), and no git library for three small files. Handles
+/// [`Provenance::built_from`] for why), and no git library for three small files. Handles
 /// a `.git` folder or file (worktrees, submodules), loose and packed refs, a detached `HEAD`.
 fn head_commit(project: &Path) -> Option<String> {
     let dot_git = project

@@ -355,9 +355,11 @@ fn with_options(
     // The datasets' fingerprints: by `Debug` text where the items have it, else by count
     // (`provenance.rs` explains the method lookup that picks one).
     let provenance = Ident::new("provenance", Span::mixed_site());
+    let built_from = git_at_build().map(|(commit, dirty)| quote!(.built_from(#commit, #dirty)));
     let provenance_value = quote! {{
         use #Rt::{ByCount as _, ByDebug as _};
         #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
+            #built_from
             .data("train", (&#Rt::Probe(&*#sources.train)).fingerprint())
             .data("valid", (&#Rt::Probe(&*#sources.valid)).fingerprint())
     }};
@@ -476,6 +478,28 @@ fn with_options(
         let #report = #fit #question;
         #test_run
     }
+}
+
+/// The commit of the crate being compiled and whether its tracked files differ from it, asked
+/// of `git` while the macro expands: what the binary was built from, at no cost at run time.
+/// `None` outside a git work tree or without `git`.
+fn git_at_build() -> Option<(String, bool)> {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")?;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let commit = git(&["rev-parse", "HEAD"])?;
+    let status = git(&["status", "--porcelain", "--untracked-files=no"])?;
+    Some((commit, !status.is_empty()))
 }
 
 /// The user's batcher, shared behind Burn's `dyn Batcher` of the step's batch: its name, and

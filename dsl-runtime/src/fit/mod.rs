@@ -326,10 +326,6 @@ impl<M: LearnerModel> Fit<M> {
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
         let config = serde_json::to_value(&config).unwrap_or_default();
-        let dirty_check = match run_dir.enabled() {
-            true => provenance.check_dirty(),
-            false => None,
-        };
         let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
@@ -403,7 +399,6 @@ impl<M: LearnerModel> Fit<M> {
             callbacks,
             freeze,
             config,
-            dirty_check,
         };
         let last_epoch = run.epochs(
             start.first_epoch,

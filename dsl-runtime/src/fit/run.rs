@@ -36,8 +36,6 @@ pub(super) struct Run<'a, M: LearnerModel> {
     pub freeze: Option<Freeze>,
     /// `config.json`'s value, handed back in the report.
     pub config: serde_json::Value,
-    /// `git status`, run alongside training: its answer completes `config.json` at the end.
-    pub dirty_check: Option<std::thread::JoinHandle<Option<bool>>>,
 }
 
 /// A run's training metrics.
@@ -230,9 +228,7 @@ impl<M: LearnerModel> Run<'_, M> {
         if let Some(reason) = &stop {
             summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
         }
-        let written = self
-            .record_dirty()
-            .and_then(|()| self.write_summary(&summary));
+        let written = self.write_summary(&summary);
         if let Some(saving) = saving {
             saving.writer.finish()?;
         }
@@ -258,23 +254,6 @@ impl<M: LearnerModel> Run<'_, M> {
             stopped: stop,
             config: std::mem::take(&mut self.config),
         })
-    }
-
-    /// The git `dirty` flag, once known, into `config.json`.
-    fn record_dirty(&mut self) -> Result<(), FitError> {
-        let Some(dirty) = self
-            .dirty_check
-            .take()
-            .and_then(|check| check.join().ok().flatten())
-        else {
-            return Ok(());
-        };
-        self.config["provenance"]["git"]["dirty"] = serde_json::Value::from(dirty);
-        let path = self.run_dir.path().to_owned();
-        serde_json::to_vec_pretty(&self.config)
-            .map_err(std::io::Error::other)
-            .and_then(|json| self.run_dir.write_file("config.json", &json))
-            .map_err(|source| FitError::RunDir { path, source })
     }
 
     /// `summary.md` and `curves.svg`.
