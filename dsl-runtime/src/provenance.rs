@@ -66,30 +66,34 @@ impl std::fmt::Display for DataFingerprint {
 
 impl Provenance {
     /// The versions of this build and the commit of `project` (the experiment crate's folder)
-    /// at run time; `training!` replaces the latter with [`Provenance::built_from`], and adds
-    /// data fingerprints with [`Provenance::data`].
+    /// at run time, without a dirty flag; data fingerprints are added with
+    /// [`Provenance::data`].
     pub fn new(project: &Path) -> Self {
+        Self::with_git(head_commit(project).map(|commit| GitState {
+            commit,
+            dirty: None,
+        }))
+    }
+
+    /// The versions of this build and the git state `training!` found when it compiled the
+    /// experiment: the commit the binary was built from, and whether tracked files differed
+    /// from it then. (Asking `git` at run time would cost a process, milliseconds, as much as
+    /// a whole small training run.)
+    pub fn built_from(commit: &str, dirty: bool) -> Self {
+        Self::with_git(Some(GitState {
+            commit: commit.to_owned(),
+            dirty: Some(dirty),
+        }))
+    }
+
+    fn with_git(git: Option<GitState>) -> Self {
         Self {
             dsl_runtime: env!("CARGO_PKG_VERSION").to_owned(),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
-            git: head_commit(project).map(|commit| GitState {
-                commit,
-                dirty: None,
-            }),
+            git,
             data: BTreeMap::new(),
         }
-    }
-
-    /// The git state `training!` found when it compiled the experiment: the commit the
-    /// binary was built from, and whether tracked files differed from it then. (Asking `git`
-    /// at run time would cost a process, milliseconds, as much as a whole small training run.)
-    pub fn built_from(mut self, commit: &str, dirty: bool) -> Self {
-        self.git = Some(GitState {
-            commit: commit.to_owned(),
-            dirty: Some(dirty),
-        });
-        self
     }
 
     /// Adds the fingerprint of split `split`.

@@ -355,11 +355,16 @@ fn with_options(
     // The datasets' fingerprints: by `Debug` text where the items have it, else by count
     // (`provenance.rs` explains the method lookup that picks one).
     let provenance = Ident::new("provenance", Span::mixed_site());
-    let built_from = git_at_build().map(|(commit, dirty)| quote!(.built_from(#commit, #dirty)));
+    // The git state as compiled; without git then, the commit the repository's files name.
+    let origin = match git_at_build() {
+        Some((commit, dirty)) => quote!(#Rt::Provenance::built_from(#commit, #dirty)),
+        None => quote! {
+            #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
+        },
+    };
     let provenance_value = quote! {{
         use #Rt::{ByCount as _, ByDebug as _};
-        #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
-            #built_from
+        #origin
             .data("train", (&#Rt::Probe(&*#sources.train)).fingerprint())
             .data("valid", (&#Rt::Probe(&*#sources.valid)).fingerprint())
     }};
