@@ -167,11 +167,10 @@ impl Args {
         serde_json::from_value(layers.config.clone()).map_err(|error| {
             // The first assignment that fails on its own names the key; with several bad ones
             // the user fixes them one run at a time, as with any compiler.
-            let culprit = layers.assignments.iter().find(|a| {
-                let mut alone = defaults.clone();
-                set(&mut alone, &a.key, a.value.clone(), a.source).is_ok()
-                    && serde_json::from_value::<C>(alone).is_err()
-            });
+            let culprit = layers
+                .assignments
+                .iter()
+                .find(|a| fails_alone::<C>(&defaults, &a.key, &a.value, a.source));
             match culprit {
                 Some(a) => CliError(format!(
                     "{}: invalid value for config key `{}`: {}",
@@ -282,6 +281,14 @@ impl Layers {
         self.assignments.push(Assignment { key, value, source });
         Ok(())
     }
+}
+
+/// Whether setting `key` to `value` in `base`, and nothing else, makes a config that does not
+/// deserialize as `C`: which of several assignments an error message should name.
+fn fails_alone<C: DeserializeOwned>(base: &Value, key: &str, value: &Value, source: &str) -> bool {
+    let mut alone = base.clone();
+    set(&mut alone, key, value.clone(), source).is_ok()
+        && serde_json::from_value::<C>(alone).is_err()
 }
 
 /// Spellings `training!` also accepts for a config key (`adam(beta1 = ..)`), taken here too.
@@ -444,11 +451,9 @@ fn sweep<C: Serialize + DeserializeOwned>(
         }
         configs.push(serde_json::from_value::<C>(trial).map_err(|error| {
             // Name the value that fails on its own, as `resolve` does for `--set`.
-            let culprit = settings.iter().find(|(key, value)| {
-                let mut alone = json.clone();
-                set(&mut alone, key, value.clone(), "--sweep").is_ok()
-                    && serde_json::from_value::<C>(alone).is_err()
-            });
+            let culprit = settings
+                .iter()
+                .find(|(key, value)| fails_alone::<C>(&json, key, value, "--sweep"));
             match culprit {
                 Some((key, value)) => CliError::new(format!(
                     "sweep: invalid value {value} for config key `{key}`: {error}"
