@@ -151,16 +151,15 @@ impl Plan {
     /// Ranks the trials by `split.metric` (`--rank-by valid.accuracy`) instead of the metric
     /// `best(..)` watches; the metric must be recorded.
     pub fn rank_by(mut self, metric: &str) -> Result<Self, CliError> {
-        let split = match metric.split_once('.') {
-            Some(("train", _)) => Split::Train,
-            Some(("valid", _)) => Split::Valid,
+        let (split, key) = match metric.split_once('.') {
+            Some(("train", key)) => (Split::Train, key),
+            Some(("valid", key)) => (Split::Valid, key),
             _ => {
                 return Err(CliError::new(format!(
                     "--rank-by `{metric}`: name a recorded metric as `valid.<metric>` or `train.<metric>`"
                 )));
             }
         };
-        let key = metric.split_once('.').map_or("", |(_, key)| key);
         self.rank_by = Some((split, key.to_owned()));
         Ok(self)
     }

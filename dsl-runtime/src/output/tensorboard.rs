@@ -318,34 +318,31 @@ pub fn read_scalars(path: &Path) -> std::io::Result<Vec<Scalar>> {
 
 fn read_events(path: &Path) -> std::io::Result<Vec<Event>> {
     let bytes = std::fs::read(path)?;
-    let damaged =
-        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
     let mut events = Vec::new();
     let mut rest = &bytes[..];
     while !rest.is_empty() {
-        let (length, tail) = rest
-            .split_at_checked(8)
-            .ok_or_else(|| damaged("cut length"))?;
-        let (length_crc, tail) = tail
-            .split_at_checked(4)
-            .ok_or_else(|| damaged("cut record"))?;
-        if u32::from_le_bytes(length_crc.try_into().expect("4 bytes")) != masked_crc(length) {
-            return Err(damaged("length checksum"));
-        }
+        let (length, tail) = checked(rest, 8, "length")?;
         let n = u64::from_le_bytes(length.try_into().expect("8 bytes")) as usize;
-        let (payload, tail) = tail
-            .split_at_checked(n)
-            .ok_or_else(|| damaged("cut payload"))?;
-        let (payload_crc, tail) = tail
-            .split_at_checked(4)
-            .ok_or_else(|| damaged("cut record"))?;
-        if u32::from_le_bytes(payload_crc.try_into().expect("4 bytes")) != masked_crc(payload) {
-            return Err(damaged("payload checksum"));
-        }
+        let (payload, tail) = checked(tail, n, "payload")?;
         events.push(Event::decode(payload).map_err(|e| damaged(&e.to_string()))?);
         rest = tail;
     }
     Ok(events)
+}
+
+/// The first `n` bytes of `bytes`, whose masked checksum follows them, and what comes after.
+fn checked<'a>(bytes: &'a [u8], n: usize, what: &str) -> std::io::Result<(&'a [u8], &'a [u8])> {
+    let cut = || damaged(&format!("cut {what}"));
+    let (part, tail) = bytes.split_at_checked(n).ok_or_else(cut)?;
+    let (crc, tail) = tail.split_at_checked(4).ok_or_else(cut)?;
+    if u32::from_le_bytes(crc.try_into().expect("4 bytes")) != masked_crc(part) {
+        return Err(damaged(&format!("{what} checksum")));
+    }
+    Ok((part, tail))
+}
+
+fn damaged(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned())
 }
 
 fn scalars(events: &[Event]) -> Vec<Scalar> {
