@@ -168,8 +168,9 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
 
             /// The command line of this experiment: `--epochs`, `--lr`, `--resume latest`,
             /// `--config run.json`, `--set key=value`, `--fast-dev-run`, ... (`--help` lists
-            /// them). Trains on the config's `device` (`--device`, default `flex`); the exit code is 0 on success, 2 for a
-            /// command-line mistake, 130 when interrupted, 1 otherwise.
+            /// them). Trains on the config's `device` (`--device`, default `flex`); the exit
+            /// code is 0 on success, 2 for a command-line mistake, 130 when interrupted, 1
+            /// otherwise.
             pub fn cli() -> ::std::process::ExitCode {
                 Self::cli_then(|_, _| ::core::result::Result::Ok(()))
             }
@@ -351,9 +352,6 @@ fn with_options(
         let boxed = respan(quote!(#Rt::Callback::boxed), c.span());
         quote_spanned!(c.span()=> .callback(#boxed(#c)))
     });
-    // The run's calls are bounded by the step output too: at the output type, like the step impls.
-    // The datasets' fingerprints: by `Debug` text where the items have it, else by count
-    // (`provenance.rs` explains the method lookup that picks one).
     let provenance = Ident::new("provenance", Span::mixed_site());
     // The git state as compiled; without git then, the commit the repository's files name.
     let origin = match git_at_build() {
@@ -362,12 +360,15 @@ fn with_options(
             #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
         },
     };
+    // The datasets' fingerprints: by `Debug` text where the items have it, else by count
+    // (`provenance.rs` explains the method lookup that picks one).
     let provenance_value = quote! {{
         use #Rt::{ByCount as _, ByDebug as _};
         #origin
             .data("train", (&#Rt::Probe(&*#sources.train)).fingerprint())
             .data("valid", (&#Rt::Probe(&*#sources.valid)).fingerprint())
     }};
+    // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
             #Rt::Fit::new(#model_name { model: #model_var }, #optimizer, #lr_schedule)
