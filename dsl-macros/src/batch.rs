@@ -1,7 +1,9 @@
 //! `#[derive(Batch)]`: a sample struct to a batch struct and a Burn `Batcher`.
 //!
 //! For `struct Sample { .. }` it generates `SampleBatch` (one tensor per field, batch dimension
-//! first) and `SampleBatcher`, a unit struct implementing `Batcher<Sample, SampleBatch>`:
+//! first), `SampleBatcher`, a unit struct implementing `Batcher<Sample, SampleBatch>`, and the
+//! runtime's `Fingerprint` for `Sample`, so the run's dataset fingerprint hashes the fields'
+//! values instead of formatting them:
 //!
 //! | field type | batch field |
 //! |------------|-------------|
@@ -304,6 +306,17 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             },
         }
     });
+    // The sample's values for its dataset's fingerprint, read without formatting them.
+    let feeds = parts
+        .iter()
+        .map(|(ident, _, _)| quote!(#Rt::Fingerprint::fingerprint(&self.#ident, hasher);));
+    let fingerprint = quote! {
+        impl #Rt::Fingerprint for #name {
+            fn fingerprint(&self, hasher: &mut #Rt::ItemHasher) {
+                #(#feeds)*
+            }
+        }
+    };
     let batch_doc = format!("A batch of [`{name}`]: one tensor per field, batch dimension first.");
     let batcher_doc = format!("Stacks [`{name}`]s into a [`{batch}`] (Burn's `Batcher`).");
     quote! {
@@ -323,5 +336,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                 #batch { #(#builds,)* }
             }
         }
+
+        #fingerprint
     }
 }

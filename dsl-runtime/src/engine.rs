@@ -405,6 +405,7 @@ where
         stopped: None,
         averaged: None,
         config: serde_json::Value::Null,
+        unwritten_rows: None,
     })
 }
 

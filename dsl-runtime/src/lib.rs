@@ -160,7 +160,9 @@ pub mod __private {
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::predict::{predict, write_predictions};
-    pub use crate::provenance::{ByCount, ByDebug, Probe, Provenance};
+    pub use crate::provenance::{
+        ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, Probe, Provenance,
+    };
     pub use crate::spec::{
         EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
     };

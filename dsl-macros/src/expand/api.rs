@@ -360,13 +360,19 @@ fn with_options(
             #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
         },
     };
-    // The datasets' fingerprints: by `Debug` text where the items have it, else by count
-    // (`provenance.rs` explains the method lookup that picks one).
+    // The datasets' fingerprints: by their values, their `Debug` text or their count, whichever
+    // the items offer first (`provenance/fingerprint.rs` explains the method lookup).
+    let test_split = Ident::new("test_split", Span::mixed_site());
+    let test_print = loader
+        .test
+        .as_ref()
+        .map(|_| quote!(.data("test", (&&&#Rt::Probe(&*#test_split.dataset)).fingerprint())));
     let provenance_value = quote! {{
-        use #Rt::{ByCount as _, ByDebug as _};
+        use #Rt::{ByCount as _, ByDebug as _, ByValues as _};
         #origin
-            .data("train", (&#Rt::Probe(&*#sources.train)).fingerprint())
-            .data("valid", (&#Rt::Probe(&*#sources.valid)).fingerprint())
+            .data("train", (&&&#Rt::Probe(&*#sources.train)).fingerprint())
+            .data("valid", (&&&#Rt::Probe(&*#sources.valid)).fingerprint())
+            #test_print
     }};
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
@@ -422,10 +428,7 @@ fn with_options(
     // The test split is measured after either engine returns.
     let (test_prepare, test_run) = match &loader.test {
         Some(expr) => {
-            let (plan, split) = (
-                Ident::new("test_plan", Span::mixed_site()),
-                Ident::new("test_split", Span::mixed_site()),
-            );
+            let (plan, split) = (Ident::new("test_plan", Span::mixed_site()), &test_split);
             let dataset = dataset(&quote!(#sources.batcher), expr);
             let boxes = metrics::boxes(exp, "test", &model_name);
             (
@@ -631,7 +634,7 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
                         recorded.prepare(#options);
                     },
                 )?;
-                ::std::println!("{}", recorded.check(&report.history, &report.config)?);
+                ::std::println!("{}", recorded.check(report.unwritten_rows.as_deref(), &report.config)?);
                 return ::core::result::Result::Ok(::core::clone::Clone::clone(dir));
             }
             let report = Self::with_options(

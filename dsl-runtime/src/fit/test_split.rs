@@ -19,7 +19,9 @@ use crate::checkpoint::Policy;
 use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure};
 use crate::history::Split;
 use crate::metric::SplitMetric;
+use crate::output::atomic::replace_file;
 use crate::output::run_dir::CsvValue;
+use crate::output::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::{FitError, FitOptions};
 
 /// What measuring the test split needs of a run's options, taken before the run consumes them.
@@ -83,14 +85,32 @@ impl<M: LearnerModel> FitReport<M> {
             let index = self.history.declare(Split::Test, key, true);
             self.history.record_epoch(index, chosen, *value);
         }
+        // The record names the split's metrics like the others (what `--verify` compares).
+        if let Some(metrics) = self.config.get_mut("metrics") {
+            metrics["test"] = evaluation
+                .values
+                .iter()
+                .map(|(key, _)| key.clone())
+                .collect();
+        }
+        if let Some(rows) = &mut self.unwritten_rows {
+            rows.push_str(&test_rows(&evaluation));
+        }
         if plan.write_files {
-            write_test(&self.run_dir, &evaluation).map_err(|source| FitError::RunDir {
-                path: self.run_dir.clone(),
-                source,
+            write_test(&self.run_dir, &evaluation, &self.config).map_err(|source| {
+                FitError::RunDir {
+                    path: self.run_dir.clone(),
+                    source,
+                }
             })?;
         }
         if !plan.quiet {
-            eprintln!("{}", test_line(&evaluation));
+            let line = test_line(&evaluation);
+            match plan.write_files {
+                true => eprintln!("{line}"),
+                // No checkpoint was written: the model measured is the last one, in memory.
+                false => eprintln!("{}", line.replacen("checkpoint of", "model of", 1)),
+            }
         }
         self.test = Some(evaluation);
         Ok(self)
@@ -137,17 +157,33 @@ pub fn test_line(evaluation: &Evaluation) -> String {
     line
 }
 
-/// Appends the test rows to `metrics.csv` (epoch = the checkpoint's) and a section to
-/// `summary.md`.
-fn write_test(run_dir: &Path, evaluation: &Evaluation) -> std::io::Result<()> {
+/// The test split's rows of `metrics.csv`, at the epoch of the checkpoint measured.
+fn test_rows(evaluation: &Evaluation) -> String {
     let epoch = evaluation.epoch.unwrap_or_default();
-    let mut rows = String::new();
+    evaluation
+        .values
+        .iter()
+        .map(|(key, value)| format!(",{epoch},test,{key},{}\n", CsvValue(*value)))
+        .collect()
+}
+
+/// Appends the test rows to `metrics.csv` and the event file (epoch = the checkpoint's), names
+/// the split's metrics in `config.json`, and adds a section to `summary.md`.
+fn write_test(
+    run_dir: &Path,
+    evaluation: &Evaluation,
+    config: &serde_json::Value,
+) -> std::io::Result<()> {
+    let epoch = evaluation.epoch.unwrap_or_default();
+    let rows = test_rows(evaluation);
     let mut table =
         format!("\n## Test (checkpoint of epoch {epoch})\n\n| metric | value |\n|---|---|\n");
+    let mut events = EventWriter::append(&run_dir.join(EVENTS_FILE))?;
     for (key, value) in &evaluation.values {
-        rows.push_str(&format!(",{epoch},test,{key},{}\n", CsvValue(*value)));
         table.push_str(&format!("| {key} | {value:.4} |\n"));
+        events.value(None, epoch, Split::Test.as_str(), key, *value)?;
     }
+    events.flush()?;
     let append = |name: &str, text: &str| -> std::io::Result<()> {
         let mut file = std::fs::OpenOptions::new()
             .append(true)
@@ -156,5 +192,7 @@ fn write_test(run_dir: &Path, evaluation: &Evaluation) -> std::io::Result<()> {
         file.sync_data()
     };
     append("metrics.csv", &rows)?;
+    let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
+    replace_file(&run_dir.join("config.json"), &json)?;
     append("summary.md", &table)
 }

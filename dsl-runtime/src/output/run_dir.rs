@@ -13,13 +13,15 @@ use super::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::history::{History, Split};
 
 /// The first line of `metrics.csv`.
-const HEADER: &str = "step,epoch,split,metric,value";
+pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
 
-/// An open run directory; a disabled one (a smoke test) writes nothing.
+/// An open run directory; a disabled one (`--verify`, a smoke test) writes nothing and keeps
+/// the rows of `metrics.csv` in memory instead, for `--verify` to compare with a record.
 pub(crate) struct RunDir {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
     events: Option<EventWriter>,
+    unwritten: Option<String>,
 }
 
 impl RunDir {
@@ -80,6 +82,7 @@ impl RunDir {
             path: path.to_owned(),
             metrics: Some(metrics),
             events: Some(events),
+            unwritten: None,
         })
     }
 
@@ -89,7 +92,13 @@ impl RunDir {
             path: path.to_owned(),
             metrics: None,
             events: None,
+            unwritten: Some(String::new()),
         }
+    }
+
+    /// The rows a disabled run directory kept instead of writing them; `None` when enabled.
+    pub(crate) fn take_unwritten(&mut self) -> Option<String> {
+        self.unwritten.take()
     }
 
     /// Whether files are written.
@@ -121,10 +130,10 @@ impl RunDir {
         if let Some(events) = &mut self.events {
             events.value(Some(step), epoch, split.as_str(), metric, value)?;
         }
-        match &mut self.metrics {
-            Some(csv) => writeln!(csv, "{step},{epoch},{split},{metric},{}", CsvValue(value)),
-            None => Ok(()),
-        }
+        self.row(format_args!(
+            "{step},{epoch},{split},{metric},{}",
+            CsvValue(value)
+        ))
     }
 
     /// An epoch's value: the `step` column is left empty.
@@ -138,10 +147,20 @@ impl RunDir {
         if let Some(events) = &mut self.events {
             events.value(None, epoch, split.as_str(), metric, value)?;
         }
-        match &mut self.metrics {
-            Some(csv) => writeln!(csv, ",{epoch},{split},{metric},{}", CsvValue(value)),
-            None => Ok(()),
+        self.row(format_args!(
+            ",{epoch},{split},{metric},{}",
+            CsvValue(value)
+        ))
+    }
+
+    fn row(&mut self, row: std::fmt::Arguments) -> std::io::Result<()> {
+        if let Some(csv) = &mut self.metrics {
+            writeln!(csv, "{row}")?;
+        } else if let Some(rows) = &mut self.unwritten {
+            use std::fmt::Write as _;
+            let _ = writeln!(rows, "{row}");
         }
+        Ok(())
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
@@ -155,19 +174,14 @@ impl RunDir {
     }
 }
 
-/// A value written without loss: a value that is exactly an `f32` (every loss) in its shortest
-/// `f32` form, so it parses back to the same bits as `f32`; anything else in its shortest `f64`
-/// form. Both forms are Rust's round-trip formatting.
+/// A value written without loss, one rule for every value: the shortest text that parses back
+/// to the same `f64` (Rust's round-trip formatting). A loss, an `f32` widened exactly, therefore
+/// reads `0.7027324438095093`, and parsed as `f32` it gives the loss's bits again.
 pub(crate) struct CsvValue(pub f64);
 
 impl std::fmt::Display for CsvValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let narrow = self.0 as f32;
-        if f64::from(narrow) == self.0 {
-            write!(f, "{narrow}")
-        } else {
-            write!(f, "{}", self.0)
-        }
+        write!(f, "{}", self.0)
     }
 }
 
@@ -206,9 +220,11 @@ mod tests {
     }
 
     #[test]
-    fn values_round_trip() {
+    fn values_round_trip_as_f64_and_losses_as_f32() {
         let loss = 0.861_488_76_f32;
         let text = CsvValue(f64::from(loss)).to_string();
+        assert_eq!(text, f64::from(loss).to_string());
+        assert_eq!(text.parse::<f64>().unwrap(), f64::from(loss));
         assert_eq!(text.parse::<f32>().unwrap().to_bits(), loss.to_bits());
         assert_eq!(CsvValue(0.1).to_string(), "0.1");
         let mean = 0.740_081_234_567_f64;

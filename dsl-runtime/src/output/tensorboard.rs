@@ -7,10 +7,13 @@
 //! `plugins/hparams/plugin_data.proto`. A file is a sequence of records: the payload's length
 //! (u64, little-endian), its masked CRC-32C, the payload, the payload's masked CRC-32C.
 //!
-//! Values are written as `f64` tensors under the scalars plugin rather than as the legacy
-//! `f32` `simple_value`, so a TensorBoard value is the `metrics.csv` value exactly. Per-step
-//! values are tagged `<split>/<metric>` at the global step; per-epoch values
-//! `epoch/<split>/<metric>` at the epoch number.
+//! Values are written as rank-0 `DT_FLOAT` tensors under the scalars plugin, the form
+//! `tf.summary.scalar` writes and the one TensorBoard's default (Rust) data server reads: it
+//! reads 32-bit floats only, so TensorBoard shows each value rounded to `f32`. The same tensor
+//! also carries the exact `f64` of `metrics.csv` in its `double_val` field, which TensorBoard
+//! ignores and [`read_scalars`] returns. Per-step values are tagged `<split>/<metric>` at the
+//! global step; per-epoch values (the test split's included) `epoch/<split>/<metric>` at the
+//! epoch number.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -27,8 +30,8 @@ use crate::history::History;
 /// with the same steps.
 pub const EVENTS_FILE: &str = "events.out.tfevents.run";
 
-/// TensorFlow's `DataType` code of a 64-bit float.
-const DT_DOUBLE: i32 = 2;
+/// TensorFlow's `DataType` code of a 32-bit float.
+const DT_FLOAT: i32 = 1;
 /// TensorBoard's `DataClass` of a scalar time series.
 const DATA_CLASS_SCALAR: i32 = 1;
 /// TensorBoard's tag of the hyperparameters of a session.
@@ -91,6 +94,10 @@ struct TensorProto {
     /// Empty: a scalar.
     #[prost(message, optional, tag = "2")]
     tensor_shape: Option<TensorShape>,
+    /// What TensorBoard reads: the value rounded to `f32`.
+    #[prost(float, repeated, tag = "5")]
+    float_val: Vec<f32>,
+    /// The exact value, for readers of `metrics.csv`'s precision.
     #[prost(double, repeated, tag = "6")]
     double_val: Vec<f64>,
 }
@@ -138,8 +145,7 @@ pub(crate) struct EventWriter {
 impl EventWriter {
     /// Writes `path` anew, atomically: the file version, the hyperparameters (the
     /// `hyperparameters` object of `config_json`, flattened to dotted keys), then every value of
-    /// `history` (what a resumed run restored from its checkpoint: exact values, where
-    /// `metrics.csv`'s text would be ambiguous between `f32` and `f64`); then opens it for
+    /// `history` (what a resumed run restored from its checkpoint); then opens it for
     /// appending.
     pub(crate) fn create(
         path: &Path,
@@ -175,6 +181,14 @@ impl EventWriter {
         })
     }
 
+    /// Opens the file a finished run wrote, to add the test split's values.
+    pub(crate) fn append(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok(Self {
+            file: BufWriter::new(file),
+        })
+    }
+
     /// A value of `metrics.csv`: `step` is the global step, or `None` for an epoch's value.
     pub(crate) fn value(
         &mut self,
@@ -204,8 +218,9 @@ fn scalar_event(step: Option<usize>, epoch: usize, split: &str, metric: &str, va
         SummaryValue {
             tag,
             tensor: Some(TensorProto {
-                dtype: DT_DOUBLE,
+                dtype: DT_FLOAT,
                 tensor_shape: Some(TensorShape {}),
+                float_val: vec![value as f32],
                 double_val: vec![value],
             }),
             metadata: Some(SummaryMetadata {
@@ -411,6 +426,12 @@ mod tests {
                 scalar("epoch/valid/accuracy", 1, 93.333_333_333_333_33)
             ]
         );
+        // TensorBoard's default reader takes a rank-0 `DT_FLOAT` with one `float_val`.
+        let Some(What::Summary(step)) = &events[2].what else {
+            panic!("the third event holds the step's loss");
+        };
+        let tensor = step.value[0].tensor.clone().unwrap();
+        assert_eq!((tensor.dtype, tensor.float_val), (DT_FLOAT, vec![0.5_f32]));
         let Some(What::Summary(summary)) = &events[1].what else {
             panic!("the second event holds the hyperparameters");
         };

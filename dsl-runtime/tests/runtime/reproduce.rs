@@ -51,7 +51,7 @@ fn verify(dir: &std::path::Path) -> Result<String, FitError> {
         args.adjust(options);
         recorded.prepare(options);
     })?;
-    recorded.check(&report.history, &report.config)
+    recorded.check(report.unwritten_rows.as_deref(), &report.config)
 }
 
 #[test]
@@ -98,4 +98,39 @@ fn a_rerun_reproduces_and_a_changed_dataset_is_named() {
     assert!(!message.contains("setting"), "{message}");
     assert!(!message.contains("valid`"), "{message}");
     assert!(!message.contains("git commit"), "{message}");
+
+    // An edited record is never "reproduced": each edit is named by its line.
+    let csv = run.join("metrics.csv");
+    let original = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let rejoin = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let mut swapped = lines.clone();
+    swapped.swap(1, 2);
+    let last_step = lines.iter().rposition(|l| !l.starts_with(',')).unwrap();
+    let mut without_last_step = lines.clone();
+    without_last_step.remove(last_step);
+    for (edit, text, expected) in [
+        (
+            "half the lines",
+            rejoin(&lines[..lines.len() / 2]),
+            "is missing from the record",
+        ),
+        ("two rows swapped", rejoin(&swapped), "is out of order"),
+        (
+            "the last step row deleted",
+            rejoin(&without_last_step),
+            "is missing from the record",
+        ),
+        (
+            "a step renumbered",
+            original.replacen("\n2,1,train,loss,", "\n1,1,train,loss,", 1),
+            "line 3: train.loss at step 1 (epoch 1) appears again",
+        ),
+    ] {
+        std::fs::write(&csv, text).unwrap();
+        let message = verify(&run).expect_err(edit).to_string();
+        assert!(message.contains(expected), "{edit}: {message}");
+    }
+    std::fs::write(&csv, &original).unwrap();
+    assert!(verify(&run).is_ok());
 }
