@@ -60,6 +60,18 @@ pub enum CheckpointError {
         /// Burn's validation message, naming the parameter.
         reason: String,
     },
+    /// A run that had checkpoints has no readable one left: resuming would train it again
+    /// from the start over its own records, so it stops instead.
+    #[error(
+        "no readable checkpoint in {dir}: {}\nhelp: the run is not restarted over its own records; restore the files, resume an epoch that is intact with `--resume N`, or start a fresh run (without --resume), which gets a new run directory",
+        damaged.join("; ")
+    )]
+    AllDamaged {
+        /// The checkpoint folder.
+        dir: PathBuf,
+        /// Each damaged file and what is wrong with it.
+        damaged: Vec<String>,
+    },
     /// Reading or writing the checkpoint folder failed.
     #[error("checkpoint I/O on {path}: {source}")]
     Io {
@@ -402,19 +414,30 @@ impl CheckpointDir {
         Ok((file, Bytes::from_bytes_vec(data)))
     }
 
-    /// The newest intact epoch, and a note for each newer epoch skipped because it was damaged.
+    /// The newest intact epoch, and a note for each newer epoch skipped because it was damaged;
+    /// `None` when there is no epoch, [`CheckpointError::AllDamaged`] when every one is damaged.
     pub fn load_latest(&self) -> Result<Option<(Loaded, Vec<String>)>, CheckpointError> {
         let mut skipped = Vec::new();
+        let mut damaged = Vec::new();
         for epoch in self.epochs()?.into_iter().rev() {
             match self.load(epoch) {
                 Ok(loaded) => return Ok(Some((loaded, skipped))),
                 Err(err @ CheckpointError::Damaged { .. }) => {
+                    if let CheckpointError::Damaged { file, reason } = &err {
+                        damaged.push(format!("{} ({reason})", file.display()));
+                    }
                     skipped.push(format!("epoch {epoch} skipped: {err}"));
                 }
                 Err(err) => return Err(err),
             }
         }
-        Ok(None)
+        match damaged.is_empty() {
+            true => Ok(None),
+            false => Err(CheckpointError::AllDamaged {
+                dir: self.dir.clone(),
+                damaged,
+            }),
+        }
     }
 
     /// Path of the model record of `slot`.

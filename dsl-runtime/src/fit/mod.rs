@@ -329,7 +329,12 @@ impl<M: LearnerModel> Fit<M> {
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
         let config = serde_json::to_value(&config).unwrap_or_default();
-        let saving = Saving::open(&checkpoints, &options, start.within.is_some())?;
+        let saving = Saving::open(
+            &checkpoints,
+            &options,
+            start.within.is_some(),
+            &start.history,
+        )?;
         let interrupt = match saving {
             Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
             None => None,

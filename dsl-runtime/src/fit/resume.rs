@@ -188,23 +188,44 @@ fn load(
     let loaded = match resume {
         Resume::Epoch(epoch) => Some(checkpoints.load(epoch)?),
         Resume::Latest => {
+            let mut damaged = Vec::new();
             let interrupted = match checkpoints.load_interrupted() {
                 Ok(loaded) => loaded,
-                Err(err @ CheckpointError::Damaged { .. }) => {
-                    eprintln!("warning: the interrupted run's checkpoint is skipped: {err}");
+                Err(CheckpointError::Damaged { file, reason }) => {
+                    damaged.push(format!("{} ({reason})", file.display()));
                     None
                 }
                 Err(err) => return Err(err.into()),
             };
-            let latest = match checkpoints.load_latest()? {
-                Some((loaded, skipped)) => {
+            let latest = match checkpoints.load_latest() {
+                Ok(Some((loaded, skipped))) => {
                     for note in skipped {
                         eprintln!("warning: {note}");
                     }
                     Some(loaded)
                 }
-                None => None,
+                Ok(None) => None,
+                // Every epoch damaged: the interrupted run's checkpoint, if intact, is newer.
+                Err(CheckpointError::AllDamaged {
+                    damaged: epochs, ..
+                }) => {
+                    damaged.extend(epochs);
+                    None
+                }
+                Err(err) => return Err(err.into()),
             };
+            // A run that had checkpoints and has no readable one stops rather than start over
+            // in its own directory.
+            if interrupted.is_none() && latest.is_none() && !damaged.is_empty() {
+                return Err(CheckpointError::AllDamaged {
+                    dir: checkpoints.path().to_owned(),
+                    damaged,
+                }
+                .into());
+            }
+            for file in &damaged {
+                eprintln!("warning: skipped the damaged checkpoint file {file}");
+            }
             match (interrupted, latest) {
                 (Some(inside), Some(after)) if after.state.epoch > inside.state.epoch => {
                     Some(after)

@@ -27,11 +27,14 @@ pub(super) struct Saving {
 
 impl Saving {
     /// The checkpoint side of a run that writes checkpoints, `None` otherwise. A run that does
-    /// not continue from an interrupted run's checkpoint drops it (it is stale).
+    /// not continue from an interrupted run's checkpoint drops it (it is stale). Epochs on disk
+    /// that the policies no longer keep (`history` is the run's so far) are deleted: a killed
+    /// run may have left them before its deletions were carried out.
     pub fn open(
         checkpoints: &CheckpointDir,
         options: &FitOptions,
         continues_within: bool,
+        history: &History,
     ) -> Result<Option<Self>, FitError> {
         let Some(policies) = &options.checkpoint else {
             return Ok(None);
@@ -51,6 +54,9 @@ impl Saving {
         if saving.interrupted_on_disk && !continues_within {
             saving.writer.delete(Slot::Interrupted)?;
             saving.interrupted_on_disk = false;
+        }
+        if let Some(&newest) = saving.saved.iter().max() {
+            saving.release(newest, history)?;
         }
         Ok(Some(saving))
     }
@@ -78,7 +84,12 @@ impl Saving {
         }
         self.saved.retain(|&e| e != epoch);
         self.saved.push(epoch);
-        let keep = retained(&self.policies, &self.saved, epoch, history);
+        self.release(epoch, history)
+    }
+
+    /// Deletes the saved epochs no policy keeps now that `newest` is written.
+    fn release(&mut self, newest: usize, history: &History) -> Result<(), FitError> {
+        let keep = retained(&self.policies, &self.saved, newest, history);
         for &old in self.saved.iter().filter(|e| !keep.contains(e)) {
             self.writer.delete(Slot::Epoch(old))?;
         }

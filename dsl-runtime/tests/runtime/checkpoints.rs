@@ -320,3 +320,83 @@ fn early_stopping_patience_counts_across_a_resume() {
         3
     );
 }
+
+#[test]
+fn every_kept_checkpoint_damaged_stops_instead_of_training_again_over_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, 3, None).unwrap();
+    let before = csv(dir.path());
+    let folder = dir.path().join("ckpt/run-1/checkpoint");
+    assert_eq!(
+        CheckpointDir::new(&folder.join("..")).epochs().unwrap(),
+        [2, 3]
+    );
+    for file in ["model-2.bpk", "state-3.json"] {
+        let bytes = std::fs::read(folder.join(file)).unwrap();
+        std::fs::write(folder.join(file), &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let counting = CountingBatcher::default();
+    let err = run_counting(dir.path(), 3, 4, Some(Resume::Latest), counting.clone())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("no readable checkpoint in"), "{err}");
+    assert!(
+        err.contains("model-2.bpk (") && err.contains("state-3.json ("),
+        "{err}"
+    );
+    assert!(
+        err.contains("start a fresh run (without --resume)"),
+        "{err}"
+    );
+    // Nothing was trained and the run's records are as they were.
+    assert_eq!(counting.count(), 0);
+    assert_eq!(csv(dir.path()), before);
+}
+
+/// `options` with other checkpoint policies.
+fn run_keeping(dir: &Path, epochs: usize, resume: Option<Resume>, policies: Vec<Policy>) {
+    Fit::new(
+        Classifier {
+            mlp: Mlp::new(3, &device()),
+        },
+        AdamConfig::new().init(),
+        1e-2,
+    )
+    .options(FitOptions {
+        checkpoint: Some(policies),
+        ..options(dir, epochs, resume)
+    })
+    .train_metric(metric::loss())
+    .valid_metric(metric::loss())
+    .valid_metric(metric::accuracy())
+    .run(
+        &device(),
+        Data::new(samples(0..96), samples(96..120), CountingBatcher::default()),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_resume_deletes_what_the_policy_no_longer_keeps_even_with_nothing_left_to_train() {
+    // Epochs a killed run left before its deletions were carried out (every epoch kept).
+    let dir = tempfile::tempdir().unwrap();
+    let epochs = || {
+        CheckpointDir::new(&dir.path().join("ckpt/run-1"))
+            .epochs()
+            .unwrap()
+    };
+    run_keeping(dir.path(), 4, None, vec![Policy::Every { k: 1 }]);
+    assert_eq!(epochs(), [1, 2, 3, 4]);
+    // The last epoch is complete: nothing to train, and the folder holds what keep_last(2) says.
+    let keep_last_2 = vec![Policy::KeepLast { n: 2 }];
+    run_keeping(dir.path(), 4, Some(Resume::Latest), keep_last_2.clone());
+    assert_eq!(epochs(), [3, 4]);
+    let files = std::fs::read_dir(dir.path().join("ckpt/run-1/checkpoint"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 2 * 4, "four files per kept epoch, nothing else");
+    // A longer resume keeps applying it.
+    run_keeping(dir.path(), 6, Some(Resume::Latest), keep_last_2);
+    assert_eq!(epochs(), [5, 6]);
+}
