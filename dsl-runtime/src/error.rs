@@ -37,7 +37,7 @@ pub enum FitError {
     },
     /// The run directory cannot be created or written; raised before the first epoch.
     #[error(
-        "cannot write the run directory {path}: {source}; choose a writable folder (FitOptions::artifacts)"
+        "cannot write the run directory {path}: {source}; free space there or choose another folder: `--artifacts DIR` (the `artifacts` key of `training!`, `FitOptions::artifacts` in code)"
     )]
     RunDir {
         /// The run directory.
@@ -117,8 +117,8 @@ pub enum FitError {
     #[error(
         "interrupted at epoch {epoch}, step {step}; {}",
         match (saved_here, checkpoint) {
-            (true, _) => "saved at this step: resume with `resume: latest` to continue from it".to_owned(),
-            (false, Some(e)) => format!("the last checkpoint is epoch {e}: resume with `resume: latest` to continue after it"),
+            (true, _) => "saved at this step: run again with `--resume latest` (`resume: latest` in `training!`) to continue from it".to_owned(),
+            (false, Some(e)) => format!("the last checkpoint is epoch {e}: run again with `--resume latest` (`resume: latest` in `training!`) to continue after it"),
             (false, None) => "no epoch was checkpointed yet: the next run starts over".to_owned(),
         }
     )]

@@ -9,7 +9,9 @@
 //! N child processes of the experiment's own binary, each with `--trial K`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -243,11 +245,24 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
         .first()
         .map(|r| r.settings.iter().map(|(k, _)| k.as_str()).collect())
         .unwrap_or_default();
-    let mut csv = format!("rank,trial,{},{ranked},epoch,run\n", keys.join(","));
+    // One list of cells per line, so the header, its separator and every row have as many
+    // columns whatever the number of keys (none in a sweep with no trial recorded yet).
+    let cells = |first: [String; 2], middle: Vec<String>, last: [String; 3]| -> Vec<String> {
+        first.into_iter().chain(middle).chain(last).collect()
+    };
+    let header = cells(
+        ["rank".into(), "trial".into()],
+        keys.iter().map(|k| (*k).to_owned()).collect(),
+        [format!("best {ranked}"), "epoch".into(), "run".into()],
+    );
+    let mut csv = header
+        .join(",")
+        .replacen(&format!("best {ranked}"), ranked, 1)
+        + "\n";
     let mut md = format!(
-        "| rank | trial | {} | best {ranked} | epoch | run |\n|---|---|{}---|---|---|\n",
-        keys.join(" | "),
-        "---|".repeat(keys.len())
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
     );
     for (rank, record) in records.iter().enumerate() {
         let values: Vec<String> = keys
@@ -263,15 +278,13 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
         let (epoch, value) = best(record).map_or((String::new(), String::new()), |(e, v)| {
             (e.to_string(), v.to_string())
         });
-        let (rank, trial, run) = (rank + 1, record.trial, record.run.display());
-        csv += &format!(
-            "{rank},{trial},{},{value},{epoch},{run}\n",
-            values.join(",")
+        let row = cells(
+            [(rank + 1).to_string(), record.trial.to_string()],
+            values,
+            [value, epoch, record.run.display().to_string()],
         );
-        md += &format!(
-            "| {rank} | {trial} | {} | {value} | {epoch} | {run} |\n",
-            values.join(" | ")
-        );
+        csv += &format!("{}\n", row.join(","));
+        md += &format!("| {} |\n", row.join(" | "));
     }
     let curves: Vec<(String, Vec<(usize, f64)>)> = records
         .iter()
@@ -309,9 +322,9 @@ fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<
 }
 
 /// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
-/// without `--jobs`), at most `jobs` at once. With one job each child prints to this terminal;
-/// with several, each writes `trial-<K>.log` in the sweep folder. Returns the trials that
-/// failed.
+/// without `--jobs`), at most `jobs` at once. Each child's output (its line per epoch, or
+/// nothing more with the user's `--quiet`) goes to `trial-<K>.log` in the sweep folder and,
+/// with one job, to this terminal too. Returns the trials that failed.
 pub fn run_children(
     trials: usize,
     jobs: usize,
@@ -322,38 +335,53 @@ pub fn run_children(
         .map_err(|e| CliError::new(format!("cannot find this program to run trials: {e}")))?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    let spawn = |trial: usize| -> Result<Child, CliError> {
-        let mut command = Command::new(&exe);
-        command.args(args).arg("--trial").arg(trial.to_string());
-        if jobs > 1 {
-            let log = std::fs::File::create(dir.join(format!("trial-{trial}.log")))
-                .map_err(|e| CliError::new(format!("cannot write a trial log: {e}")))?;
-            let err = log
-                .try_clone()
-                .map_err(|e| CliError::new(format!("cannot write a trial log: {e}")))?;
-            command.arg("--quiet").stdout(log).stderr(err);
-        }
-        command
+    let spawn = |trial: usize| -> Result<(Child, Vec<JoinHandle<()>>), CliError> {
+        let log_path = dir.join(format!("trial-{trial}.log"));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| CliError::new(format!("cannot write {}: {e}", log_path.display())))?;
+        let log = Arc::new(Mutex::new(log));
+        let mut child = Command::new(&exe)
+            .args(args)
+            .arg("--trial")
+            .arg(trial.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| CliError::new(format!("cannot start trial {trial}: {e}")))
+            .map_err(|e| CliError::new(format!("cannot start trial {trial}: {e}")))?;
+        let echo = jobs <= 1;
+        let copies = [
+            child
+                .stdout
+                .take()
+                .map(|out| copy_lines(out, log.clone(), echo, false)),
+            child
+                .stderr
+                .take()
+                .map(|err| copy_lines(err, log.clone(), echo, true)),
+        ];
+        Ok((child, copies.into_iter().flatten().collect()))
     };
     let mut failed = Vec::new();
-    let mut running: Vec<(usize, Child)> = Vec::new();
+    let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
     let mut next = 0;
     while next < trials || !running.is_empty() {
         while next < trials && running.len() < jobs.max(1) {
             eprintln!("sweep: trial {next} of {trials} started");
-            running.push((next, spawn(next)?));
+            let (child, copies) = spawn(next)?;
+            running.push((next, child, copies));
             next += 1;
         }
         // Wait for whichever child ends first.
         loop {
             let done = running
                 .iter_mut()
-                .position(|(_, child)| child.try_wait().ok().flatten().is_some());
+                .position(|(_, child, _)| child.try_wait().ok().flatten().is_some());
             if let Some(index) = done {
-                let (trial, mut child) = running.swap_remove(index);
+                let (trial, mut child, copies) = running.swap_remove(index);
                 let ok = child.wait().is_ok_and(|status| status.success());
+                for copy in copies {
+                    let _ = copy.join();
+                }
                 eprintln!(
                     "sweep: trial {trial} {}",
                     if ok { "finished" } else { "failed" }
@@ -368,6 +396,33 @@ pub fn run_children(
     }
     failed.sort_unstable();
     Ok(failed)
+}
+
+/// Copies a child's output into its log, line by line, and to this process's stdout or stderr
+/// when `echo` is set.
+fn copy_lines(
+    from: impl std::io::Read + Send + 'static,
+    log: Arc<Mutex<std::fs::File>>,
+    echo: bool,
+    to_stderr: bool,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        use std::io::{BufRead, Write};
+        let mut lines = std::io::BufReader::new(from);
+        let mut line = Vec::new();
+        while lines.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            if let Ok(mut log) = log.lock() {
+                let _ = log.write_all(&line);
+            }
+            if echo {
+                let _ = match to_stderr {
+                    true => std::io::stderr().write_all(&line),
+                    false => std::io::stdout().write_all(&line),
+                };
+            }
+            line.clear();
+        }
+    })
 }
 
 /// The process's arguments without `--jobs N` / `--jobs=N`, for the children.
@@ -481,6 +536,18 @@ mod tests {
         assert!(err.unwrap_err().to_string().contains("`valid.accuracy`"));
         let misspelt = super::Plan::new("exp", None, Vec::new()).rank_by("accuracy");
         assert!(misspelt.is_err_and(|e| e.to_string().contains("valid.<metric>")));
+    }
+
+    #[test]
+    fn a_sweep_with_no_trial_recorded_has_a_well_formed_empty_table() {
+        let tmp = tempfile::tempdir().unwrap();
+        let md = report(tmp.path()).unwrap();
+        assert_eq!(
+            md,
+            "| rank | trial | best metric | epoch | run |\n|---|---|---|---|---|\n"
+        );
+        let csv = std::fs::read_to_string(tmp.path().join("sweep.csv")).unwrap();
+        assert_eq!(csv, "rank,trial,metric,epoch,run\n");
     }
 
     #[test]

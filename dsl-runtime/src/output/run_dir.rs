@@ -109,7 +109,8 @@ impl RunDir {
     /// Writes `name` in the run directory atomically (`summary.md`, `curves.svg`).
     pub(crate) fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         if self.enabled() {
-            replace_file(&self.path.join(name), bytes)?;
+            let path = self.path.join(name);
+            replace_file(&path, bytes).map_err(|e| naming(&path, e))?;
         }
         Ok(())
     }
@@ -128,7 +129,9 @@ impl RunDir {
         value: f64,
     ) -> std::io::Result<()> {
         if let Some(events) = &mut self.events {
-            events.value(Some(step), epoch, split.as_str(), metric, value)?;
+            events
+                .value(Some(step), epoch, split.as_str(), metric, value)
+                .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
         self.row(format_args!(
             "{step},{epoch},{split},{metric},{}",
@@ -145,7 +148,9 @@ impl RunDir {
         value: f64,
     ) -> std::io::Result<()> {
         if let Some(events) = &mut self.events {
-            events.value(None, epoch, split.as_str(), metric, value)?;
+            events
+                .value(None, epoch, split.as_str(), metric, value)
+                .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
         self.row(format_args!(
             ",{epoch},{split},{metric},{}",
@@ -155,7 +160,7 @@ impl RunDir {
 
     fn row(&mut self, row: std::fmt::Arguments) -> std::io::Result<()> {
         if let Some(csv) = &mut self.metrics {
-            writeln!(csv, "{row}")?;
+            writeln!(csv, "{row}").map_err(|e| naming(&self.path.join("metrics.csv"), e))?;
         } else if let Some(rows) = &mut self.unwritten {
             use std::fmt::Write as _;
             let _ = writeln!(rows, "{row}");
@@ -165,13 +170,22 @@ impl RunDir {
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         if let Some(events) = &mut self.events {
-            events.flush()?;
+            events
+                .flush()
+                .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
         match &mut self.metrics {
-            Some(csv) => csv.flush(),
+            Some(csv) => csv
+                .flush()
+                .map_err(|e| naming(&self.path.join("metrics.csv"), e)),
             None => Ok(()),
         }
     }
+}
+
+/// `error` with the file it concerns, so that a full disk names the file that could not grow.
+fn naming(file: &Path, error: std::io::Error) -> std::io::Error {
+    std::io::Error::new(error.kind(), format!("{}: {error}", file.display()))
 }
 
 /// A value written without loss, one rule for every value: the shortest text that parses back

@@ -158,7 +158,8 @@ fn an_unwritable_run_directory_fails_before_training() {
         .expect("a file cannot hold a run directory");
     assert!(matches!(err, FitError::RunDir { .. }), "{err}");
     assert!(
-        err.to_string().contains("choose a writable folder"),
+        err.to_string()
+            .contains("choose another folder: `--artifacts DIR`"),
         "{err}"
     );
 }

@@ -453,6 +453,11 @@ fn a_sweep_runs_each_trial_as_its_own_run_and_ranks_them() {
     );
     // The ranked table is also printed.
     assert!(String::from_utf8_lossy(&out.stdout).contains("| rank | trial | lr | batch_size |"));
+    // Each child's output is in its log: a line per epoch.
+    for trial in 0..6 {
+        let log = std::fs::read_to_string(sweep.join(format!("trial-{trial}.log"))).unwrap();
+        assert!(log.contains("epoch 3/3"), "trial {trial}: {log:?}");
+    }
 
     // A job array's task: one trial, recorded into the same sweep folder.
     let other = tempfile::tempdir().unwrap();
@@ -554,11 +559,49 @@ fn verify_reruns_a_run_and_reports_bit_identity_or_the_first_difference() {
 
 /// A `metrics.csv` value: shortest `f32` text is an `f32` widened (a mean over one batch
 /// is one), anything else an `f64`.
+/// A `metrics.csv` value: one format, the shortest text that reads back as the same `f64`.
 fn csv_value(text: &str) -> f64 {
-    let narrow: f32 = text.parse().unwrap();
-    if narrow.to_string() == text {
-        f64::from(narrow)
-    } else {
-        text.parse().unwrap()
+    text.parse().unwrap()
+}
+
+#[test]
+fn a_quiet_sweep_with_one_job_trains_every_trial_and_logs_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&[
+        "--sweep",
+        "lr=0.05,0.1",
+        "--epochs",
+        "1",
+        "--jobs",
+        "1",
+        "--quiet",
+        "--artifacts",
+        artifacts,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sweep = std::fs::read_dir(dir.path().join("three_class"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sweep-")
+        })
+        .unwrap();
+    for trial in 0..2 {
+        let log = sweep.join(format!("trial-{trial}.log"));
+        assert!(log.exists(), "{}", log.display());
+        assert!(
+            !std::fs::read_to_string(&log)
+                .unwrap()
+                .contains("cannot be used multiple times")
+        );
     }
+    // Every line of the table has as many columns as its header.
+    let md = std::fs::read_to_string(sweep.join("sweep.md")).unwrap();
+    let columns: Vec<usize> = md.lines().map(|l| l.matches('|').count()).collect();
+    assert_eq!(md.lines().count(), 4, "{md}");
+    assert!(columns.iter().all(|&c| c == columns[0]), "{md}");
 }
