@@ -355,7 +355,8 @@ fn with_options(
     let provenance = Ident::new("provenance", Span::mixed_site());
     // The git state as compiled; without git then, the commit the repository's files name.
     let origin = match git_at_build() {
-        Some((commit, dirty)) => quote!(#Rt::Provenance::built_from(#commit, #dirty)),
+        Some(Some((commit, dirty))) => quote!(#Rt::Provenance::built_from(#commit, #dirty)),
+        Some(None) => quote!(#Rt::Provenance::untracked()),
         None => quote! {
             #Rt::Provenance::new(::std::path::Path::new(::core::env!("CARGO_MANIFEST_DIR")))
         },
@@ -491,13 +492,18 @@ fn with_options(
 
 /// The commit of the crate being compiled and whether its tracked files differ from it, asked
 /// of `git` while the macro expands: what the binary was built from, at no cost at run time.
-/// `None` outside a git work tree or without `git`.
-fn git_at_build() -> Option<(String, bool)> {
-    let dir = std::env::var_os("CARGO_MANIFEST_DIR")?;
+/// `Some(None)` when the crate's files are not tracked by the work tree around them; `None`
+/// outside a git work tree or without `git`.
+fn git_at_build() -> Option<Option<(String, bool)>> {
+    git_state(&std::env::var_os("CARGO_MANIFEST_DIR")?)
+}
+
+/// [`git_at_build`] for the crate in `dir`.
+pub(crate) fn git_state(dir: &std::ffi::OsStr) -> Option<Option<(String, bool)>> {
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
             .arg("-C")
-            .arg(&dir)
+            .arg(dir)
             .args(args)
             .stderr(std::process::Stdio::null())
             .output()
@@ -507,8 +513,13 @@ fn git_at_build() -> Option<(String, bool)> {
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
     };
     let commit = git(&["rev-parse", "HEAD"])?;
+    // A crate inside another project's work tree but not tracked by it: that project's commit
+    // says nothing about these sources.
+    if git(&["ls-files", "--error-unmatch", "Cargo.toml"]).is_none() {
+        return Some(None);
+    }
     let status = git(&["status", "--porcelain", "--untracked-files=no"])?;
-    Some((commit, !status.is_empty()))
+    Some(Some((commit, !status.is_empty())))
 }
 
 /// The user's batcher, shared behind Burn's `dyn Batcher` of the step's batch: its name, and
@@ -696,5 +707,39 @@ fn watch(watched: Option<MetricRef>) -> TokenStream {
             quote!(::core::option::Option::Some((#split, #key)))
         }
         None => quote!(::core::option::Option::None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git_state;
+
+    #[test]
+    fn a_crate_the_surrounding_repository_does_not_track_has_no_commit() {
+        let repo = tempfile::tempdir().unwrap();
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        let tracked = repo.path().join("tracked");
+        let untracked = repo.path().join("untracked");
+        for dir in [&tracked, &untracked] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("Cargo.toml"), "[package]\n").unwrap();
+        }
+        git(repo.path(), &["init", "-q"]);
+        git(repo.path(), &["add", "tracked"]);
+        git(repo.path(), &["commit", "-q", "-m", "one"]);
+        let state = git_state(tracked.as_os_str()).unwrap().unwrap();
+        assert_eq!((state.0.len(), state.1), (40, false));
+        assert_eq!(git_state(untracked.as_os_str()), Some(None));
+        let outside = tempfile::tempdir().unwrap();
+        assert_eq!(git_state(outside.path().as_os_str()), None);
     }
 }

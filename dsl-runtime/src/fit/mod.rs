@@ -320,12 +320,13 @@ impl<M: LearnerModel> Fit<M> {
             &mut callbacks,
         )?;
         let provenance = provenance.unwrap_or_else(|| Provenance::new(Path::new(".")));
+        let changes = earlier_changes(&path, &options, &start.changes);
         let config = RunConfig {
             options: &options,
             metrics: keys,
             hyperparameters: &hyperparameters,
             provenance: &provenance,
-            resumed_with_changes: &start.changes,
+            resumed_with_changes: &changes,
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
         let config = serde_json::to_value(&config).unwrap_or_default();
@@ -437,6 +438,27 @@ fn declare<O>(
 }
 
 /// `config.json` and the run directory, or a disabled one when no file should be written.
+/// The changed settings every resume of this run accepted (`resume_changed`), the earlier ones
+/// read from the `config.json` being replaced, then `now`'s: a later unchanged resume must not
+/// erase from the record that the run was once continued with other settings.
+fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<String> {
+    let mut changes: Vec<String> = match options.resume {
+        Some(_) => std::fs::read(run_dir.join("config.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+            .and_then(|config| serde_json::from_value(config["resumed_with_changes"].clone()).ok())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    changes.extend(
+        now.iter()
+            .filter(|c| !changes.contains(c))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    changes
+}
+
 fn open_run_dir<M>(
     path: PathBuf,
     options: &FitOptions,

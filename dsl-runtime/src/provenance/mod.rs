@@ -23,6 +23,10 @@ pub const BURN_VERSION: &str = "0.22.1";
 pub struct Provenance {
     /// This crate's version.
     pub dsl_runtime: String,
+    /// This crate's commit when it was built from a git work tree (a path or git dependency),
+    /// with `+dirty` when its tracked files differed from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsl_runtime_commit: Option<String>,
     /// Burn's version.
     pub burn: String,
     /// `rustc --version` of the compiler that built the binary.
@@ -92,9 +96,16 @@ impl Provenance {
         }))
     }
 
+    /// The versions of this build, for an experiment crate that sits in a git work tree whose
+    /// repository does not track it: no commit names its sources.
+    pub fn untracked() -> Self {
+        Self::with_git(None)
+    }
+
     fn with_git(git: Option<GitState>) -> Self {
         Self {
             dsl_runtime: env!("CARGO_PKG_VERSION").to_owned(),
+            dsl_runtime_commit: option_env!("DSL_RUNTIME_COMMIT").map(str::to_owned),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
             git,
@@ -121,6 +132,12 @@ impl Provenance {
             self.dsl_runtime.clone(),
             now.dsl_runtime.clone(),
         );
+        let commit = |c: &Option<String>| c.clone().unwrap_or_else(|| "not from git".to_owned());
+        compare(
+            "dsl-runtime commit",
+            commit(&self.dsl_runtime_commit),
+            commit(&now.dsl_runtime_commit),
+        );
         compare("burn", self.burn.clone(), now.burn.clone());
         compare("rustc", self.rustc.clone(), now.rustc.clone());
         // A flag not known on either side (a run that did not end) is not compared.
@@ -131,7 +148,7 @@ impl Provenance {
                 format!("{} with uncommitted changes", g.commit)
             }
             Some(g) => g.commit.clone(),
-            None => "not in git".to_owned(),
+            None => "sources not tracked by git".to_owned(),
         };
         compare("git commit", git(&self.git), git(&now.git));
         let splits: std::collections::BTreeSet<&String> =
@@ -229,6 +246,28 @@ mod tests {
                 head_commit(Path::new(env!("CARGO_MANIFEST_DIR"))),
                 Some(expected)
             );
+        }
+    }
+
+    #[test]
+    fn untracked_sources_have_no_commit_and_the_runtime_names_its_own() {
+        let untracked = Provenance::untracked();
+        assert_eq!(untracked.git, None);
+        let tracked = Provenance::built_from("abc123", false);
+        assert_eq!(
+            untracked.differences(&tracked),
+            ["git commit: sources not tracked by git → abc123"]
+        );
+        // This runtime, built from its repository, records that repository's commit.
+        let ours = std::process::Command::new("git")
+            .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+            .output();
+        if let Ok(out) = ours
+            && out.status.success()
+        {
+            let head = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            let recorded = untracked.dsl_runtime_commit.unwrap();
+            assert_eq!(recorded.trim_end_matches("+dirty").len(), head.len());
         }
     }
 

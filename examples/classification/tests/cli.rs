@@ -303,6 +303,17 @@ fn resuming_with_other_settings_is_refused_unless_asked_for_and_then_recorded() 
         "{config}"
     );
     assert_eq!(config["resume_changed"], true);
+    // A later resume with the same settings keeps that history in the record.
+    let mut unchanged = changed.to_vec();
+    unchanged[1] = "5";
+    let out = run(&unchanged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let config: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("three_class/run-1/config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config["epochs"], 5);
+    assert_eq!(config["resumed_with_changes"].to_string(), recorded);
 }
 
 /// Runs with `args` under a file-size limit of `bytes` (a full disk as the process sees it:
