@@ -75,12 +75,8 @@ fn metrics_csv_holds_every_step_loss_at_full_precision_and_epoch_rows() {
             step => (format!("{}/{}", row[2], row[3]), step),
         };
         let step: i64 = step.parse().unwrap();
-        // Written in shortest f32 form when the value is an f32 (every loss).
-        let narrow: f32 = row[4].parse().unwrap();
-        let value = match narrow.to_string() == row[4] {
-            true => f64::from(narrow),
-            false => row[4].parse().unwrap(),
-        };
+        // One format: every value read as f64 is the event file's value, bit for bit.
+        let value: f64 = row[4].parse().unwrap();
         assert!(
             scalars
                 .iter()

@@ -568,8 +568,6 @@ fn verify_reruns_a_run_and_reports_bit_identity_or_the_first_difference() {
     );
 }
 
-/// A `metrics.csv` value: shortest `f32` text is an `f32` widened (a mean over one batch
-/// is one), anything else an `f64`.
 /// A `metrics.csv` value: one format, the shortest text that reads back as the same `f64`.
 fn csv_value(text: &str) -> f64 {
     text.parse().unwrap()
