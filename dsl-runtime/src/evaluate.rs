@@ -70,10 +70,8 @@ pub fn best_checkpoint(run_dir: &Path, watch: Option<(Split, &str)>) -> Result<u
     let checkpoints = CheckpointDir::new(run_dir);
     let epochs = checkpoints.epochs()?;
     let Some(&newest) = epochs.last() else {
-        return Err(FitError::Checkpoint(CheckpointError::Missing {
-            epoch: 0,
+        return Err(FitError::Checkpoint(CheckpointError::NoneSaved {
             dir: checkpoints.path().to_owned(),
-            available: epochs,
         }));
     };
     let Some((split, metric)) = watch else {
@@ -204,4 +202,18 @@ where
             Ok((m.key().to_owned(), value))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_run_without_checkpoints_says_so_and_how_to_keep_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = super::best_checkpoint(dir.path(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the run saved none"), "{err}");
+        assert!(err.contains("keep_last(1)"), "{err}");
+        assert!(!err.contains("epoch 0"), "{err}");
+    }
 }

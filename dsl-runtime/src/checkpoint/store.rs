@@ -60,6 +60,14 @@ pub enum CheckpointError {
         /// Burn's validation message, naming the parameter.
         reason: String,
     },
+    /// A run that saved no checkpoint is asked for one (`--predict`, `--test-only`, `load_best`).
+    #[error(
+        "no checkpoint in {dir}: the run saved none\nhelp: set `checkpoint: keep_last(1)` (or `best(..)`) in `training!` and train again; `--fast-dev-run` and runs without `checkpoint` write none"
+    )]
+    NoneSaved {
+        /// The checkpoint folder.
+        dir: PathBuf,
+    },
     /// A run that had checkpoints has no readable one left: resuming would train it again
     /// from the start over its own records, so it stops instead.
     #[error(

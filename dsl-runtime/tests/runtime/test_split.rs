@@ -96,6 +96,31 @@ fn the_best_checkpoint_is_measured_and_written_with_the_run() {
         "{summary}"
     );
     assert!(summary.contains("| accuracy |"), "{summary}");
+    // The rest of the record names the split too: the event file holds its values exactly,
+    // and config.json lists its metrics.
+    let scalars = dsl_runtime::output::tensorboard::read_scalars(
+        &report
+            .run_dir
+            .join(dsl_runtime::output::tensorboard::EVENTS_FILE),
+    )
+    .unwrap();
+    for (key, value) in &test.values {
+        let tag = format!("epoch/test/{key}");
+        assert!(
+            scalars
+                .iter()
+                .any(|s| s.tag == tag && s.step == 1 && s.value.to_bits() == value.to_bits()),
+            "{tag} is not in the event file"
+        );
+    }
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.run_dir.join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        config["metrics"]["test"],
+        serde_json::json!(["loss", "accuracy"])
+    );
+    assert_eq!(report.config["metrics"]["test"], config["metrics"]["test"]);
 }
 
 #[test]

@@ -37,6 +37,20 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
     let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
     assert!(csv.contains(",valid,confidence,"), "{csv}");
     assert_eq!(csv.matches(",test,").count(), 3, "{csv}");
+    // The test split is part of the record: its data fingerprinted, its metrics listed.
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("config.json")).unwrap()).unwrap();
+    let test_data = &config["provenance"]["data"]["test"];
+    assert!(
+        test_data["items"].as_u64().is_some_and(|n| n > 0),
+        "{config}"
+    );
+    assert!(test_data["hash"].is_string(), "{config}");
+    assert_eq!(
+        config["metrics"]["test"].as_array().map(Vec::len),
+        Some(3),
+        "{config}"
+    );
     let state = std::fs::read_dir(run_dir.join("checkpoint"))
         .unwrap()
         .map(|e| e.unwrap().path())
