@@ -230,6 +230,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     });
     let builds = parts.iter().map(|(ident, kind, _)| {
         let message = format!("`{ident}` has a different length in two samples of one batch");
+        let field = ident.to_string();
         match kind {
             Kind::Float => quote! {
                 #ident: #rt::tensor::Tensor::from_data(
@@ -239,7 +240,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             },
             Kind::Int => quote! {
                 #ident: #rt::tensor::Tensor::from_data(
-                    #rt::tensor::TensorData::new(items.iter().map(|s| s.#ident as i64).collect::<::std::vec::Vec<i64>>(), [n]),
+                    #rt::tensor::TensorData::new(#Rt::checked_ints(#field, items.iter().map(|s| s.#ident as i64).collect(), device), [n]),
                     device,
                 )
             },
@@ -250,12 +251,16 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                 };
                 // One `.flatten()` per nested level below the first.
                 let flatten = (1..dims.len()).map(|_| quote!(.flatten()));
+                let values = quote! {
+                    items.iter().flat_map(|s| s.#ident.iter() #(#flatten)* .map(|v| *v as #scalar)).collect::<::std::vec::Vec<#elem>>()
+                };
+                let values = match kind {
+                    Kind::FloatArray(_) => values,
+                    _ => quote!(#Rt::checked_ints(#field, #values, device)),
+                };
                 quote! {
                     #ident: #rt::tensor::Tensor::from_data(
-                        #rt::tensor::TensorData::new(
-                            items.iter().flat_map(|s| s.#ident.iter() #(#flatten)* .map(|v| *v as #scalar)).collect::<::std::vec::Vec<#elem>>(),
-                            [n, #(#dims),*],
-                        ),
+                        #rt::tensor::TensorData::new(#values, [n, #(#dims),*]),
                         device,
                     )
                 }
@@ -272,6 +277,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                                     .chain(::std::iter::repeat(#pad).take(longest - s.#ident.len()))
                             })
                             .collect();
+                        let tokens = #Rt::checked_ints(#field, tokens, device);
                         #rt::tensor::Tensor::from_data(#rt::tensor::TensorData::new(tokens, [n, longest]), device)
                     },
                     #mask: {

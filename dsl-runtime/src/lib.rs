@@ -152,7 +152,7 @@ pub mod __private {
         CustomSource, DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input,
         train_output,
     };
-    pub use crate::data::{Augment, AugmentFn, AugmentRng};
+    pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::device;
     pub use crate::engine;
     pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};

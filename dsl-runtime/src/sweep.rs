@@ -28,6 +28,9 @@ pub struct Plan {
     name: String,
     rank_by: Option<(Split, String)>,
     axes: Vec<Axis>,
+    /// The metrics the experiment records, `split.key`, to check `--rank-by` before any trial
+    /// trains; empty when not known (then a wrong one is found when the first trial ends).
+    recorded: Vec<String>,
 }
 
 /// One swept key and its values, in the order written.
@@ -115,7 +118,17 @@ impl Plan {
                     values,
                 })
                 .collect(),
+            recorded: Vec::new(),
         }
+    }
+
+    /// The metrics the experiment records, as `(split, key)`.
+    pub fn recorded(mut self, metrics: &[(Split, &str)]) -> Self {
+        self.recorded = metrics
+            .iter()
+            .map(|(split, key)| format!("{split}.{key}"))
+            .collect();
+        self
     }
 
     /// The grid with `--sweep key=v1,v2` applied: a key already swept gets the new values, a
@@ -162,6 +175,12 @@ impl Plan {
                 )));
             }
         };
+        if !self.recorded.is_empty() && !self.recorded.iter().any(|m| m == metric) {
+            return Err(CliError::new(format!(
+                "--rank-by `{metric}`: the experiment does not record it; it records {}",
+                self.recorded.join(", ")
+            )));
+        }
         self.rank_by = Some((split, key.to_owned()));
         Ok(self)
     }
@@ -536,6 +555,17 @@ mod tests {
         assert!(err.unwrap_err().to_string().contains("`valid.accuracy`"));
         let misspelt = super::Plan::new("exp", None, Vec::new()).rank_by("accuracy");
         assert!(misspelt.is_err_and(|e| e.to_string().contains("valid.<metric>")));
+        // Known before any trial trains when the experiment's metrics are given.
+        let recorded = [(Split::Train, "loss"), (Split::Valid, "loss")];
+        let unknown = super::tests::plan().recorded(&recorded).rank_by("valid.f1");
+        assert!(unknown.is_err_and(|e| {
+            e.to_string()
+                .contains("does not record it; it records train.loss, valid.loss")
+        }));
+        let known = super::tests::plan()
+            .recorded(&recorded)
+            .rank_by("valid.loss");
+        assert!(known.is_ok());
     }
 
     #[test]

@@ -677,7 +677,13 @@ fn sweep(exp: &Experiment, snake: &str) -> TokenStream {
         quote!((#key, ::std::vec![#(#value(#values)),*]))
     });
     let watch = best_watch(exp);
-    quote!(#Rt::sweep::Plan::new(#snake, #watch, ::std::vec![#(#axes),*]))
+    let recorded = metrics::recorded(exp).into_iter().map(|m| {
+        let (split, key) = (super::values::split(&m), m.key());
+        quote!((#split, #key))
+    });
+    quote! {
+        #Rt::sweep::Plan::new(#snake, #watch, ::std::vec![#(#axes),*]).recorded(&[#(#recorded),*])
+    }
 }
 
 /// The metric of the first `best(..)` policy.

@@ -1,9 +1,11 @@
 //! Turning datasets into batches: epoch order and deterministic prefetching.
 
 mod augment;
+mod ints;
 mod loader;
 mod order;
 
 pub use augment::{Augment, AugmentFn, AugmentRng};
+pub use ints::checked_ints;
 pub use loader::{DataError, EpochBatches, Loader};
 pub use order::epoch_seed;

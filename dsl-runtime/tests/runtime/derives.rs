@@ -197,3 +197,36 @@ fn nested_arrays_stack_as_images_and_token_lists_pad_with_a_mask() {
         [10, 20]
     );
 }
+
+#[derive(Clone, Debug, Batch)]
+struct Tokens {
+    ids: Vec<u32>,
+}
+
+#[test]
+fn a_token_id_too_large_for_the_device_names_the_field_and_the_value() {
+    use burn::data::dataloader::batcher::Batcher;
+    let batch = TokensBatcher.batch(
+        vec![Tokens {
+            ids: vec![1, 70_000],
+        }],
+        &device(),
+    );
+    let ids = batch.ids.into_data().convert::<i64>();
+    assert_eq!(ids.try_to_vec::<i64>().unwrap(), [1, 70_000]);
+    // The flex device's integer tensors are 32-bit.
+    let caught = std::panic::catch_unwind(|| {
+        TokensBatcher.batch(
+            vec![Tokens {
+                ids: vec![1, 3_000_000_000],
+            }],
+            &device(),
+        )
+    });
+    let message = caught.unwrap_err();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("`#[derive(Batch)]` field `ids` holds 3000000000"),
+        "{message}"
+    );
+}

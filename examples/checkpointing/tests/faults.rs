@@ -268,6 +268,10 @@ fn sigterm_then_resume(flags: &[&str]) {
     assert!(stderr.contains("interrupted at epoch"), "{stderr}");
     // The run's only training metric is the loss, which carries over: the step is saved.
     assert!(stderr.contains("saved at this step"), "{stderr}");
+    assert!(
+        stderr.contains("run again with `--resume latest`"),
+        "{stderr}"
+    );
     let inside = run_dir(dir.path()).join("checkpoint/state-interrupted.json");
     assert!(inside.exists(), "no checkpoint inside the epoch");
     // The state file is sealed with its hash: `{"fnv1a": .., "state": {..}}`.

@@ -525,6 +525,17 @@ fn a_sweep_runs_each_trial_as_its_own_run_and_ranks_them() {
         &["--sweep", "batch_size=a,b", "--artifacts", artifacts],
         "invalid value \"a\" for config key `batch_size`",
     );
+    // A metric the experiment does not record is refused before any trial trains.
+    let fourth = tempfile::tempdir().unwrap();
+    let f1 = ["--sweep", "lr=0.01,0.2", "--rank-by", "valid.f1"];
+    assert_refused(
+        &[&f1[..], &["--artifacts", fourth.path().to_str().unwrap()]].concat(),
+        "--rank-by `valid.f1`: the experiment does not record it",
+    );
+    assert!(
+        !fourth.path().join("three_class").exists(),
+        "a trial trained"
+    );
 }
 
 #[test]

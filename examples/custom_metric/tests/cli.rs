@@ -95,6 +95,10 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
     let smoke = run(dir.path(), &["--fast-dev-run"]);
     assert!(smoke.status.success());
     assert!(!String::from_utf8_lossy(&smoke.stdout).contains("best checkpoint"));
+    // Its test line names the model it measured, not a checkpoint it never wrote.
+    let said = String::from_utf8_lossy(&smoke.stderr);
+    assert!(said.contains("test (model of epoch 1)"), "{said}");
+    assert!(!said.contains("checkpoint of"), "{said}");
 
     let both = run(dir.path(), &["--test-only", "--predict"]);
     assert_eq!(both.status.code(), Some(2), "the flags exclude each other");
