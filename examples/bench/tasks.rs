@@ -52,6 +52,28 @@ pub fn digits(range: std::ops::Range<usize>) -> InMemDataset<Digit> {
     )
 }
 
+/// Features of an image-sized item: 3 × 224 × 224 floats.
+pub const PIXELS: usize = 3 * 224 * 224;
+
+/// Samples `range` of the large-item task: image-sized items (a class-dependent ramp plus a
+/// cheap per-item pattern, so that generating them does not dominate the process).
+pub fn pictures(range: std::ops::Range<usize>) -> InMemDataset<Digit> {
+    InMemDataset::new(
+        range
+            .map(|k| {
+                let class = k % CLASSES;
+                let x = (0..PIXELS)
+                    .map(|j| ((j * 7 + k * 13 + class * 101) % 251) as f32 / 251.0 - 0.5)
+                    .collect();
+                Digit {
+                    x,
+                    class: class as i64,
+                }
+            })
+            .collect(),
+    )
+}
+
 /// The medium task's batch.
 #[derive(Clone, Debug)]
 pub struct DigitBatch {
@@ -59,7 +81,7 @@ pub struct DigitBatch {
     pub classes: Tensor<1, Int>,
 }
 
-/// Stacks digits; with `cost` set it also spends that long per batch: busy, as a decoding or
+/// Stacks digits (or pictures: any feature count); with `cost` set it also spends that long per batch: busy, as a decoding or
 /// augmenting batcher would, or waiting (`io`), as one reading from disk or network would.
 #[derive(Clone, Debug, Default)]
 pub struct DigitBatcher {
@@ -79,11 +101,11 @@ impl Batcher<Digit, DigitBatch> for DigitBatcher {
             }
             None => {}
         }
-        let n = items.len();
+        let (n, features) = (items.len(), items.first().map_or(0, |d| d.x.len()));
         let xs: Vec<f32> = items.iter().flat_map(|d| d.x.iter().copied()).collect();
         let classes: Vec<i64> = items.iter().map(|d| d.class).collect();
         DigitBatch {
-            x: Tensor::from_data(TensorData::new(xs, [n, FEATURES]), device),
+            x: Tensor::from_data(TensorData::new(xs, [n, features]), device),
             classes: Tensor::from_data(TensorData::new(classes, [n]), device),
         }
     }
@@ -114,6 +136,33 @@ impl Medium {
         let logits = self
             .fc2
             .forward(self.act.forward(self.fc1.forward(batch.x)));
+        let loss = CrossEntropyLossConfig::new()
+            .init(&logits.device())
+            .forward(logits.clone(), batch.classes.clone());
+        ClassificationOutput::new(loss, logits, batch.classes)
+    }
+}
+
+/// One linear layer over image-sized items, `PIXELS` → 10: the large-item task's model, cheap
+/// per step so that costs growing with item size show.
+#[derive(Module, Debug)]
+pub struct Wide {
+    fc: Linear,
+}
+
+impl Wide {
+    /// The same initial weights in every process.
+    pub fn new(device: &Device) -> Self {
+        device.seed(42);
+        let model = Self {
+            fc: LinearConfig::new(PIXELS, CLASSES).init(device),
+        };
+        let record = model.clone().into_record();
+        model.load_record(record)
+    }
+
+    pub fn forward_classification(&self, batch: DigitBatch) -> ClassificationOutput {
+        let logits = self.fc.forward(batch.x);
         let loss = CrossEntropyLossConfig::new()
             .init(&logits.device())
             .forward(logits.clone(), batch.classes.clone());

@@ -5,10 +5,11 @@
 //! cost 30 % of a short run, and image-sized items would have taken a minute. Two bounds keep it
 //! small. The bytes hashed per dataset are capped ([`BYTE_BUDGET`] for items that offer their
 //! values, [`TEXT_BUDGET`] for `Debug` text, which costs ~150 instructions a byte to format),
-//! and the number of items sampled shrinks as items grow ([`MIN_SAMPLED`] ..= [`SAMPLED_ITEMS`],
-//! chosen from the first item's size), so the items fetched (a clone each, for Burn's in-memory
-//! datasets) stay bounded too. An item larger than its share of the budget is hashed up to that
-//! share: a change past it, like a change to an item outside the sample, goes unseen.
+//! and the number of items sampled shrinks as items grow (down to [`MIN_SAMPLED`], or
+//! [`MIN_SAMPLED_TEXT`] for `Debug` text, from [`SAMPLED_ITEMS`], chosen from the first item's
+//! size), so the items fetched (a clone each, for Burn's in-memory datasets) stay bounded too.
+//! An item larger than its share of the budget is hashed up to that share: a change past it,
+//! like a change to an item outside the sample, goes unseen.
 //!
 //! Three ways to read an item, picked per item type by method lookup ("autoref
 //! specialization", which works on the concrete types of an expansion): `training!` calls
@@ -27,6 +28,10 @@ use super::DataFingerprint;
 pub const SAMPLED_ITEMS: usize = 1024;
 /// Items hashed per dataset at least (large items), when it has that many.
 pub const MIN_SAMPLED: usize = 32;
+/// The same for items read as `Debug` text. Fewer: a `Debug` impl stopped at the cap still
+/// steps through the rest of its fields and elements (each a no-op after the error), ~0.4 ms for
+/// an image of 150,528 floats, so the floor of items is what bounds the cost there.
+pub const MIN_SAMPLED_TEXT: usize = 8;
 /// Bytes of item values hashed per dataset at most: ~1 ms of CRC-32C.
 pub const BYTE_BUDGET: usize = 8 << 20;
 /// Bytes of `Debug` text formatted and hashed per dataset at most: ~1 ms of formatting.
@@ -245,13 +250,15 @@ pub trait ByCount {
 
 impl<I: Fingerprint> ByValues for &&Probe<'_, I> {
     fn fingerprint(self) -> DataFingerprint {
-        sample(self.0, BYTE_BUDGET, |item, hasher| item.fingerprint(hasher))
+        sample(self.0, BYTE_BUDGET, MIN_SAMPLED, |item, hasher| {
+            item.fingerprint(hasher)
+        })
     }
 }
 
 impl<I: Debug> ByDebug for &Probe<'_, I> {
     fn fingerprint(self) -> DataFingerprint {
-        sample(self.0, TEXT_BUDGET, |item, hasher| {
+        sample(self.0, TEXT_BUDGET, MIN_SAMPLED_TEXT, |item, hasher| {
             // An error here is the cap reached: the text so far is hashed.
             let _ = write!(hasher, "{item:?}");
         })
@@ -268,10 +275,12 @@ impl<I> ByCount for Probe<'_, I> {
 }
 
 /// Hashes evenly spaced items of `data` with `feed`, within `budget` bytes: the first item's
-/// size sets how many are sampled, and each gets an equal share of the budget.
+/// size sets how many are sampled (`fewest` ..= [`SAMPLED_ITEMS`]), and each gets an equal
+/// share of the budget.
 fn sample<I>(
     data: &dyn Dataset<I>,
     budget: usize,
+    fewest: usize,
     feed: impl Fn(&I, &mut ItemHasher),
 ) -> DataFingerprint {
     let items = data.len();
@@ -279,7 +288,7 @@ fn sample<I>(
     if let Ok(first) = data.get(0) {
         let mut size = ItemHasher::new(budget, true);
         feed(&first, &mut size);
-        let count = (budget / size.fed.max(1)).clamp(MIN_SAMPLED, SAMPLED_ITEMS);
+        let count = (budget / size.fed.max(1)).clamp(fewest, SAMPLED_ITEMS);
         let share = budget / count;
         for (k, index) in sampled(items, count).enumerate() {
             let fetched;

@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use fingerprint::{
-    BYTE_BUDGET, ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, MIN_SAMPLED, Probe,
-    SAMPLED_ITEMS, TEXT_BUDGET,
+    BYTE_BUDGET, ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, MIN_SAMPLED,
+    MIN_SAMPLED_TEXT, Probe, SAMPLED_ITEMS, TEXT_BUDGET,
 };
 
 /// The Burn release the runtime is pinned to (`=0.22.1` in the workspace's `Cargo.toml`; a
