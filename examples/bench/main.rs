@@ -255,7 +255,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
                 checkpoint: defaults.checkpoint.clone().filter(|_| variant == "ours"),
                 ..defaults
             };
-            let report = LargeRun::with_options(config, &device, quiet).map_err(|e| e.to_string())?;
+            let report =
+                LargeRun::with_options(config, &device, quiet).map_err(|e| e.to_string())?;
             let losses = report.history.train_losses();
             Ok(Trained {
                 steps: losses.len(),
@@ -396,7 +397,16 @@ fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
     let scratch = PathBuf::from("target/bench-runs");
     println!(
         "{:<13} {:<13} {:>9} {:>6} {:>6} {:>9} {:>6} {:>6} {:>9} {:>7}",
-        "task", "variant", "proc ms", "b/a", "b/c", "train ms", "tb/ta", "tb/tc", "µs/step", "RSS MB"
+        "task",
+        "variant",
+        "proc ms",
+        "b/a",
+        "b/c",
+        "train ms",
+        "tb/ta",
+        "tb/tc",
+        "µs/step",
+        "RSS MB"
     );
     for task in tasks {
         let names = variants(task);
