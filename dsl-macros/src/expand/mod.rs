@@ -60,10 +60,12 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
 
 /// The user's expressions in a function that is never called: they are still type-checked (an
 /// error in them is the user's to fix either way) and their imports stay used, so a rejected
-/// invocation adds no "unused import" warnings.
+/// invocation adds no "unused import" warnings. The function returns what the real expansion's
+/// does, `Result<_, FitError>`, so that `?` in a model or dataset expression (a loader reading
+/// a file) type-checks here exactly as it does there.
 fn user_expressions(exp: &Experiment) -> TokenStream {
     let model = exp.model.as_ref().map(|Model { ty, init }| match init {
-        Some(init) => quote!(let _ = |device: &#Rt::burn::tensor::Device| -> #ty { #init };),
+        Some(init) => quote!(let _: #ty = { #init };),
         None => quote!(let _: ::core::marker::PhantomData<#ty>;),
     });
     let step = match (&exp.model, &exp.step) {
@@ -104,12 +106,15 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
     quote! {
         const _: () = {
             #[allow(dead_code, unused)]
-            fn uses(device: &#Rt::burn::tensor::Device) {
+            fn uses(
+                device: &#Rt::burn::tensor::Device,
+            ) -> ::core::result::Result<(), #Rt::FitError> {
                 #model
                 #step
                 #(#loader)*
                 #optimizer
                 #(#metrics)*
+                ::core::result::Result::Ok(())
             }
         };
     }
