@@ -124,7 +124,7 @@ fn entries(
             ))
         } else {
             seen.push(name);
-            value(&key, input, errors)
+            isolated(input, &key, |input| value(&key, input, errors))
         };
         if let Err(err) = outcome {
             errors.push(err);
@@ -148,6 +148,37 @@ fn entries(
     }
     meant.extend(seen);
     Ok(meant)
+}
+
+/// Runs `parse` on the rest of `input` in a parse buffer of its own, then moves `input` past
+/// what it read. syn records a group left half-read (`plateau(valid.loss, 2.0, 3)` stops at
+/// `2.0`) in a cell that the whole invocation shares, and that would make the invocation fail
+/// as a whole, every other key lost; in a buffer of its own the mistake stays this key's.
+fn isolated(
+    input: ParseStream,
+    key: &Ident,
+    parse: impl FnOnce(ParseStream) -> syn::Result<()>,
+) -> syn::Result<()> {
+    let rest: TokenStream = input.fork().parse()?;
+    let total = rest.clone().into_iter().count();
+    let scope = rest
+        .clone()
+        .into_iter()
+        .last()
+        .map_or(key.span(), |tt| tt.span());
+    let read = |stream: ParseStream| -> syn::Result<usize> {
+        parse(stream)?;
+        let left: TokenStream = stream.parse()?;
+        Ok(total - left.into_iter().count())
+    };
+    let read = read.__parse_scoped(scope, rest)?;
+    input.step(|cursor| {
+        let mut at = *cursor;
+        for _ in 0..read {
+            at = at.token_tree().map_or(at, |(_, next)| next);
+        }
+        Ok(((), at))
+    })
 }
 
 fn skip_to_comma(input: ParseStream) {
@@ -646,8 +677,14 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
         if content.is_empty() {
             break;
         }
-        let key: Ident = content.parse()?;
-        content.parse::<Token![=]>()?;
+        let named = |e: syn::Error| {
+            syn::Error::new(
+                e.span(),
+                "`plateau` names its arguments after the metric\nhelp: write `plateau(valid.loss, factor = 0.5, patience = 2)`",
+            )
+        };
+        let key: Ident = content.parse().map_err(named)?;
+        content.parse::<Token![=]>().map_err(named)?;
         let value = number(&content)?;
         match key.to_string().as_str() {
             "factor" => factor = value,

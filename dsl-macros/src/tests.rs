@@ -70,6 +70,40 @@ fn errors_are_collected_not_first_fail() {
 }
 
 #[test]
+fn a_value_left_half_read_is_its_own_keys_error_alone() {
+    // A group stopped in the middle (positional arguments where names are expected): the
+    // other keys, the loader's nested ones included, still parse and are checked.
+    for extra in [
+        quote!(lr_schedule: plateau(valid.loss, 2.0, 3),),
+        quote!(early_stopping: patience(5 valid.loss),),
+        quote!(checkpoint: keep_last(2, 3) | best(valid.loss),),
+    ] {
+        let msgs = messages(minimal(extra.clone()));
+        assert_eq!(msgs.len(), 1, "{extra}: {msgs:#?}");
+        assert!(!msgs[0].contains("missing"), "{extra}: {msgs:#?}");
+    }
+    let msgs = messages(quote! {
+        name: Seed,
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+        loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16, augment: |(x) },
+        optimizer: sgd(lr = 0.1),
+        lr_schedule: plateau(valid.loss, 2.0, 3),
+        epoch: 3,
+    });
+    assert_eq!(msgs.len(), 3, "{msgs:#?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("`plateau` names its arguments")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.starts_with("unknown key `epoch`")),
+        "{msgs:#?}"
+    );
+}
+
+#[test]
 fn missing_and_duplicate_keys() {
     let msgs = messages(quote! {
         name: Seed,
