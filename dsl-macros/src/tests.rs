@@ -104,6 +104,23 @@ fn a_value_left_half_read_is_its_own_keys_error_alone() {
 }
 
 #[test]
+fn a_misspelt_watched_metric_is_matched_against_the_recorded_ones() {
+    let msgs = messages(minimal(quote! {
+        metrics: [valid.loss, valid.metric(macro_recall = MacroRecall::new())],
+        checkpoint: best(valid.macro_recal),
+        early_stopping: patience(3, valid.macro_recal),
+    }));
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    for msg in &msgs {
+        assert!(
+            msg.contains("did you mean `valid.macro_recall`?"),
+            "{msgs:#?}"
+        );
+        assert!(!msg.contains("metric(name"), "{msgs:#?}");
+    }
+}
+
+#[test]
 fn missing_and_duplicate_keys() {
     let msgs = messages(quote! {
         name: Seed,

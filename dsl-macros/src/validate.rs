@@ -805,6 +805,26 @@ fn must_be_recorded(what: &str, metric: &MetricRef, recorded: &[MetricRef], erro
     let own = recorded
         .iter()
         .any(|m| m.custom.is_some() && m.name == metric.name && metric.arg.is_none());
+    // A slip in the name of a metric the experiment records (its own among them) is named
+    // after what it records, not after the catalogue.
+    let name = metric.name.to_string();
+    if !own && catalog::metric(&name).is_none() {
+        let keys: Vec<String> = recorded
+            .iter()
+            .filter(|m| m.split == metric.split)
+            .map(MetricRef::key)
+            .collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        if let Some(meant) = closest(&metric.key(), &keys) {
+            err(
+                errors,
+                metric.name.span(),
+                &format!("{what} uses `{key}`, which is not recorded"),
+                &format!("did you mean `{}.{meant}`?", metric.split),
+            );
+            return;
+        }
+    }
     if !own && !check_metric_ref(metric, &["train", "valid"], errors) {
         return;
     }
