@@ -142,6 +142,8 @@ pub struct Number {
     pub value: f64,
     pub is_int: bool,
     pub span: Span,
+    /// The last token's span: a negative number's literal, after its sign at `span`.
+    pub end: Span,
 }
 
 impl Number {

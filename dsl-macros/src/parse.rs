@@ -376,18 +376,22 @@ fn number_expr(expr: &Expr) -> syn::Result<Number> {
                 value: i.base10_parse::<u64>()? as f64,
                 is_int: true,
                 span: i.span(),
+                end: i.span(),
             }),
             syn::Lit::Float(f) => Ok(Number {
                 value: f.base10_parse::<f64>()?,
                 is_int: false,
                 span: f.span(),
+                end: f.span(),
             }),
             _ => Err(wrong()),
         },
         Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => {
             let inner = number_expr(&unary.expr)?;
+            // From the sign to the literal: a mistake in `-1` is the whole value, not the `1`.
             Ok(Number {
                 value: -inner.value,
+                span: unary.op.span(),
                 ..inner
             })
         }
@@ -462,6 +466,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
                     value,
                     is_int: false,
                     span: name.span(),
+                    end: name.span(),
                 })
                 .ok_or_else(|| {
                     syn::Error::new(
@@ -670,6 +675,7 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
         value,
         is_int,
         span: name.span(),
+        end: name.span(),
     };
     let (mut factor, mut patience) = (default(0.1, false), default(10.0, true));
     while content.peek(Token![,]) {

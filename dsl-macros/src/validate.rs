@@ -23,6 +23,37 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     devices_fit_the_strategy(exp, errors);
     our_loop_only(exp, errors);
     fine_tuning(exp, errors);
+    augment_arity(exp, errors);
+}
+
+/// `augment` takes the item and the random number generator: a closure with another number of
+/// parameters would otherwise get rustc's "expected closure that takes 2 arguments", which does
+/// not say what the second one is.
+fn augment_arity(exp: &Experiment, errors: &mut Errors) {
+    let Some(syn::Expr::Closure(closure)) = exp.loader.as_ref().and_then(|l| l.augment.as_ref())
+    else {
+        return;
+    };
+    if closure.inputs.len() != 2 {
+        let span = syn::spanned::Spanned::span(&closure.inputs);
+        let span = if closure.inputs.is_empty() {
+            closure.or1_token.span
+        } else {
+            span
+        };
+        err(
+            errors,
+            span,
+            &format!(
+                "`augment` takes the item and a random number generator, this closure takes {}",
+                match closure.inputs.len() {
+                    1 => "only the item".to_owned(),
+                    n => format!("{n} parameters"),
+                }
+            ),
+            "write `|item, rng| ..`; draw random choices from `rng` (a seeded `StdRng`), or name it `_rng` when the transform uses none",
+        );
+    }
 }
 
 /// What a swept key's values must be.
@@ -172,14 +203,14 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         if !n.is_int || n.value < 1.0 {
             err(
                 errors,
-                n.span,
+                n,
                 "`unfreeze` is the epoch the frozen paths train again from: a whole number of at least 1",
                 "write e.g. `unfreeze: 3`",
             );
         } else if exp.freeze.as_ref().is_none_or(Vec::is_empty) {
             err(
                 errors,
-                n.span,
+                n,
                 "`unfreeze` has nothing to unfreeze",
                 "add `freeze: [..]` with the parts of the model to keep frozen until then",
             );
@@ -190,7 +221,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         if lr.value < 0.0 || lr.value.is_nan() {
             err(
                 errors,
-                lr.span,
+                lr,
                 &format!(
                     "a group's learning rate must be 0 or more, not {}",
                     lr.value
@@ -203,7 +234,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         match &lora.rank {
             Some(rank) if !rank.is_int || rank.value < 1.0 => err(
                 errors,
-                rank.span,
+                rank,
                 "the LoRA rank is a whole number of at least 1",
                 "write e.g. `rank: 4`",
             ),
@@ -220,7 +251,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         {
             err(
                 errors,
-                alpha.span,
+                alpha,
                 "the LoRA alpha must be positive",
                 "write e.g. `alpha: 8` (adapters add alpha / rank · a @ b)",
             );
@@ -239,7 +270,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
     {
         err(
             errors,
-            decay.span,
+            decay,
             &format!("the `ema` decay must be in (0, 1), not {}", decay.value),
             "write e.g. `ema: 0.999` (each step keeps 99.9 % of the average)",
         );
@@ -398,7 +429,7 @@ fn resume_needs_checkpoints(exp: &Experiment, errors: &mut Errors) {
             if !n.is_int || n.value < 1.0 {
                 err(
                     errors,
-                    n.span,
+                    n,
                     "epochs are numbered from 1",
                     "write e.g. `resume: epoch(3)`",
                 );
@@ -418,8 +449,35 @@ fn resume_needs_checkpoints(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-fn err(errors: &mut Errors, span: Span, what: &str, fix: &str) {
-    errors.push(syn::Error::new(span, format!("{what}\nhelp: {fix}")));
+fn err(errors: &mut Errors, at: impl At, what: &str, fix: &str) {
+    errors.push(at.error(format!("{what}\nhelp: {fix}")));
+}
+
+/// Where an error points: a token, or a number from its sign to its last digit.
+trait At {
+    fn error(&self, message: String) -> syn::Error;
+}
+
+impl At for Span {
+    fn error(&self, message: String) -> syn::Error {
+        syn::Error::new(*self, message)
+    }
+}
+
+impl At for &Number {
+    fn error(&self, message: String) -> syn::Error {
+        // A span from one token to another without `Span::join` (unstable): syn keeps the
+        // first and last spans of what it is given.
+        let ends = [self.span, self.end].map(|span| {
+            let mut punct = proc_macro2::Punct::new('-', proc_macro2::Spacing::Alone);
+            punct.set_span(span);
+            proc_macro2::TokenTree::Punct(punct)
+        });
+        syn::Error::new_spanned(
+            ends.into_iter().collect::<proc_macro2::TokenStream>(),
+            message,
+        )
+    }
 }
 
 /// `name`, `model`, `step`, `loader`, `optimizer` and `epochs` are required, and so are the
@@ -485,11 +543,11 @@ fn count(errors: &mut Errors, key: &str, n: &Option<Number>, min: f64) {
         let at_least = if min > 0.0 {
             "a whole number of at least 1"
         } else {
-            "a whole number"
+            "a whole number, 0 or more"
         };
         err(
             errors,
-            n.span,
+            n,
             &format!("`{key}` must be {at_least}"),
             &format!("write e.g. `{key}: {}`", min.max(1.0)),
         );
@@ -511,7 +569,7 @@ fn positive_counts(exp: &Experiment, errors: &mut Errors) {
     {
         err(
             errors,
-            n.span,
+            n,
             "gradient clipping needs a positive bound",
             "write e.g. `grad_clip: norm(1.0)`",
         );
@@ -530,7 +588,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
         ) => {
             err(
                 errors,
-                top.span,
+                top,
                 "the learning rate is given twice",
                 &format!("keep `{name}(lr = ..)` and remove the `lr` key"),
             );
@@ -560,7 +618,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
     {
         err(
             errors,
-            lr.span,
+            lr,
             &format!("the learning rate must be positive, not {}", lr.value),
             "write e.g. `lr = 1e-3`",
         );
@@ -583,7 +641,7 @@ fn optimizer_arguments(exp: &Experiment, errors: &mut Errors) {
             ),
             Some(known) if !known.range.contains(value.value) => err(
                 errors,
-                value.span,
+                value,
                 &format!(
                     "`{}` must be {}, not {}",
                     known.name,
@@ -745,7 +803,7 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
             Some(arg) if name == "top_k" && (!arg.is_int || arg.value < 1.0) => {
                 err(
                     errors,
-                    arg.span,
+                    arg,
                     "`top_k` needs a whole number k of at least 1",
                     "write e.g. `valid.top_k(5)`",
                 );
@@ -754,7 +812,7 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
             Some(arg) if arg.value <= 0.0 => {
                 err(
                     errors,
-                    arg.span,
+                    arg,
                     &format!("`{name}` needs a positive argument"),
                     "write e.g. `valid.fbeta(0.5)`",
                 );
@@ -766,7 +824,7 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
             if let Some(arg) = &metric.arg {
                 err(
                     errors,
-                    arg.span,
+                    arg,
                     &format!("`{name}` takes no argument"),
                     &format!("write `{split}.{name}`"),
                 );
@@ -846,7 +904,7 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
             Policy::KeepLast(n) if !n.is_int || n.value < 1.0 => {
                 err(
                     errors,
-                    n.span,
+                    n,
                     "`keep_last` must keep at least 1 checkpoint",
                     "write `keep_last(1)` or more, or `checkpoint: none`",
                 );
@@ -854,7 +912,7 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
             Policy::Every(n) if !n.is_int || n.value < 1.0 => {
                 err(
                     errors,
-                    n.span,
+                    n,
                     "`every` needs a period of at least 1 epoch",
                     "write e.g. `every(5)`",
                 );
@@ -880,7 +938,7 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
     if !rule.patience.is_int || rule.patience.value < 1.0 {
         err(
             errors,
-            rule.patience.span,
+            &rule.patience,
             "patience must be a whole number of at least 1 epoch",
             "write e.g. `patience(5, valid.loss)`",
         );
@@ -890,7 +948,7 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
     {
         err(
             errors,
-            delta.span,
+            delta,
             "`min_delta` cannot be negative",
             "use 0 or more",
         );
@@ -908,7 +966,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
             {
                 err(
                     errors,
-                    gamma.span,
+                    gamma,
                     "`gamma` must be in (0, 1]",
                     "write e.g. `gamma = 0.9`",
                 );
@@ -916,7 +974,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
             Schedule::Cosine { min } if min.value < 0.0 => {
                 err(
                     errors,
-                    min.span,
+                    min,
                     "`min` cannot be negative",
                     "write e.g. `cosine(min = 1e-5)`",
                 );
@@ -924,7 +982,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
             Schedule::Linear { final_lr } if final_lr.value < 0.0 => {
                 err(
                     errors,
-                    final_lr.span,
+                    final_lr,
                     "`final` cannot be negative",
                     "write e.g. `linear(final = 1e-5)`",
                 );
@@ -935,7 +993,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 if !(factor.value > 0.0 && factor.value < 1.0) {
                     err(
                         errors,
-                        factor.span,
+                        factor,
                         "`factor` must be in (0, 1)",
                         "write e.g. `factor = 0.5`",
                     );
@@ -943,7 +1001,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 if !patience.is_int || patience.value < 0.0 {
                     err(
                         errors,
-                        patience.span,
+                        patience,
                         "`patience` is a whole number of epochs, 0 or more",
                         "write e.g. `patience = 2`",
                     );
@@ -951,7 +1009,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 if exp.groups.as_ref().is_some_and(|g| !g.is_empty()) {
                     err(
                         errors,
-                        factor.span,
+                        factor,
                         "`plateau` scales one learning rate and cannot be combined with `groups`",
                         "remove `groups`, or use a schedule fixed in advance",
                     );
@@ -961,7 +1019,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 if matches!(**then, Schedule::Plateau { .. }) {
                     err(
                         errors,
-                        steps.span,
+                        steps,
                         "`plateau` cannot follow `warm_up`: it decides the rate from whole epochs",
                         "use `lr_schedule: plateau(..)` alone",
                     );
@@ -969,7 +1027,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 if !steps.is_int || steps.value < 1.0 {
                     err(
                         errors,
-                        steps.span,
+                        steps,
                         "`steps` must be a whole number of at least 1",
                         "write e.g. `warm_up(steps = 100)`",
                     );

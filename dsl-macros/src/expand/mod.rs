@@ -88,11 +88,19 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
         }
         _ => None,
     };
+    // An `augment` closure with the wrong parameters is reported by the validator alone.
+    let augment = exp
+        .loader
+        .iter()
+        .filter_map(|l| l.augment.as_ref())
+        .filter(|e| !matches!(e, syn::Expr::Closure(c) if c.inputs.len() != 2));
     let loader = exp
         .loader
         .iter()
-        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.augment, &l.batcher]);
-    let loader = loader.flatten().map(|e| quote!(let _ = #e;));
+        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.batcher])
+        .flatten()
+        .chain(augment);
+    let loader = loader.map(|e| quote!(let _ = #e;));
     let optimizer = match &exp.optimizer {
         Some(Optimizer::Expr(e)) => Some(quote!(let _ = #e;)),
         _ => None,
