@@ -24,6 +24,22 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     our_loop_only(exp, errors);
     fine_tuning(exp, errors);
     augment_arity(exp, errors);
+    callbacks_are_values(exp, errors);
+}
+
+/// A literal in `callbacks` is no callback: said here, where rustc would suggest implementing
+/// `Callback` for `&str` or `{integer}`.
+fn callbacks_are_values(exp: &Experiment, errors: &mut Errors) {
+    for callback in exp.callbacks.iter().flatten() {
+        if let syn::Expr::Lit(literal) = callback {
+            err(
+                errors,
+                syn::spanned::Spanned::span(literal),
+                "this is a literal, not a callback",
+                "give a value of your type that implements `Callback`, e.g. `callbacks: [StopAt { accuracy: 90.0 }]`; its hooks (`epoch_end`, `step_end`, ..) all default to doing nothing",
+            );
+        }
+    }
 }
 
 /// `augment` takes the item and the random number generator: a closure with another number of
@@ -750,6 +766,16 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
                 syn::spanned::Spanned::span(expr),
                 &format!("name your metric: write `{split}.metric(my_name = <metric>)`"),
                 "the name is its column in metrics.csv and what `best(..)` and `patience(..)` refer to",
+            );
+            ok = false;
+        } else if let syn::Expr::Lit(literal) = &**expr {
+            err(
+                errors,
+                syn::spanned::Spanned::span(literal),
+                "this is a literal, not a metric",
+                &format!(
+                    "give a value of a Burn metric type, e.g. `{split}.metric({name} = MyMetric::new())`"
+                ),
             );
             ok = false;
         } else if catalog::metric(&name).is_some() {
