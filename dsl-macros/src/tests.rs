@@ -121,6 +121,28 @@ fn a_misspelt_watched_metric_is_matched_against_the_recorded_ones() {
 }
 
 #[test]
+fn a_question_mark_in_the_step_is_reported_but_not_one_in_a_closure_inside_it() {
+    let step = |body: TokenStream| {
+        quote! {
+            name: Seed,
+            model: Mlp = Mlp::new(3, device),
+            step: |model, batch: Batch| -> ClassificationOutput { #body },
+            loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+            optimizer: sgd(lr = 0.1),
+            epochs: 3,
+        }
+    };
+    let msgs = messages(step(quote!(model.forward_classification(check(batch)?))));
+    assert_eq!(msgs.len(), 1, "{msgs:#?}");
+    assert!(msgs[0].starts_with("a step cannot fail"), "{msgs:#?}");
+    let inner = quote! {
+        let scale = |x: Option<f32>| -> Option<f32> { Some(x? * 2.0) };
+        model.forward_classification(batch)
+    };
+    assert_eq!(messages(step(inner)), Vec::<String>::new());
+}
+
+#[test]
 fn missing_and_duplicate_keys() {
     let msgs = messages(quote! {
         name: Seed,

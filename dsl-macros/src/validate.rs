@@ -25,6 +25,37 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     fine_tuning(exp, errors);
     augment_arity(exp, errors);
     callbacks_are_values(exp, errors);
+    if let Some(step) = &exp.step
+        && let Some(span) = step_question_mark(step)
+    {
+        err(
+            errors,
+            span,
+            "a step cannot fail: this `?` has no `Result` to return to",
+            "do fallible work where it may fail, in the `loader` or `model` expressions (they take `?`), or handle the error here, e.g. `.expect(\"why it cannot fail\")`",
+        );
+    }
+}
+
+/// The first `?` of the step's own body (not of a closure or item inside it), which rustc would
+/// report against "this function", the whole `training!` invocation.
+pub fn step_question_mark(step: &Step) -> Option<Span> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct FirstTry(Option<Span>);
+    impl<'a> Visit<'a> for FirstTry {
+        fn visit_expr_try(&mut self, node: &'a syn::ExprTry) {
+            self.0.get_or_insert(node.question_token.span);
+            syn::visit::visit_expr_try(self, node);
+        }
+        // Closures, async blocks and items have their own return type.
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut first = FirstTry::default();
+    first.visit_expr(&step.body);
+    first.0
 }
 
 /// A literal in `callbacks` is no callback: said here, where rustc would suggest implementing

@@ -69,7 +69,11 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
         None => quote!(let _: ::core::marker::PhantomData<#ty>;),
     });
     let step = match (&exp.model, &exp.step) {
-        (Some(model), Some(step)) if !matches!(step.batch_ty, syn::Type::Infer(_)) => {
+        // A `?` in the body is the validator's error alone.
+        (Some(model), Some(step))
+            if !matches!(step.batch_ty, syn::Type::Infer(_))
+                && crate::validate::step_question_mark(step).is_none() =>
+        {
             let model_ty = &model.ty;
             let Step {
                 model_pat,
