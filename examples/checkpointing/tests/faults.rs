@@ -162,6 +162,12 @@ fn kill_9_then_resume(flags: &[&str]) {
     finish(reference_dir.path(), flags);
     let full_ms = started.elapsed().as_millis() as u64;
     let reference = outcome(reference_dir.path());
+    let kept = |dir: &Path| {
+        dsl_runtime::checkpoint::CheckpointDir::new(&run_dir(dir))
+            .epochs()
+            .unwrap()
+    };
+    let reference_kept = kept(reference_dir.path());
     let with_average = flags.iter().any(|f| f.starts_with("ema="));
     assert_eq!(reference.averaged.is_some(), with_average);
 
@@ -214,6 +220,8 @@ fn kill_9_then_resume(flags: &[&str]) {
         if outcome(&scratch) == reference {
             matched += 1;
         }
+        // Whatever the kill left, the folder ends with what the policy keeps, nothing more.
+        assert_eq!(kept(&scratch), reference_kept, "killed after {newest:?}");
         std::fs::remove_dir_all(&scratch).unwrap();
     }
     finish(&artifacts, flags);
@@ -222,6 +230,7 @@ fn kill_9_then_resume(flags: &[&str]) {
     );
     assert_eq!(matched, kills);
     assert!(outcome(&artifacts) == reference, "the final run differs");
+    assert_eq!(kept(&artifacts), reference_kept);
 }
 
 /// SIGTERM while the run trains, then `resume: latest`: the run stops after the step it is
