@@ -50,7 +50,7 @@ def main() -> int:
             expected.setdefault(tag, {})[step] = f32(float(row["value"]))
         port = free_port()
         server = subprocess.Popen(
-            ["tensorboard", "--logdir", str(logdir), "--port", str(port), "--host", "127.0.0.1"],
+            [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--port", str(port), "--host", "127.0.0.1"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
