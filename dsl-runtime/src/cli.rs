@@ -88,9 +88,9 @@ pub struct Args {
     /// checkpoint over the test split (else the validation split).
     #[arg(long, conflicts_with = "export")]
     pub predict: bool,
-    /// Rerun the run in DIR from its config.json, writing nothing, and compare every value of
-    /// its metrics.csv bit for bit: "reproduced", or the first diverging step and every
-    /// recorded fact (versions, git commit, data, settings) that differs.
+    /// Rerun the run in DIR from its config.json (in a scratch folder, removed afterwards) and
+    /// compare every row of its metrics.csv bit for bit: "reproduced", or each row that differs
+    /// and every recorded fact (versions, git commit, data, settings) that differs.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["test_only", "predict", "export", "resume", "fast_dev_run", "config"])]
     pub verify: Option<PathBuf>,
     /// Sweep a config key over values, e.g. `--sweep lr=0.001,0.01` (repeatable; replaces

@@ -405,7 +405,6 @@ where
         stopped: None,
         averaged: None,
         config: serde_json::Value::Null,
-        unwritten_rows: None,
     })
 }
 

@@ -1,5 +1,7 @@
-//! `--verify RUN_DIR`: rerun a recorded run from its `config.json` and compare every value of
-//! its `metrics.csv`, bit for bit. The fit loop is deterministic (same data, order, seed and
+//! `--verify RUN_DIR`: rerun a recorded run from its `config.json` and compare every row of
+//! its `metrics.csv`, bit for bit. The rerun is a whole run in a scratch folder, removed
+//! afterwards, checkpoints included: the test split is measured on the checkpoint `best(..)`
+//! picks, as in the recorded run. The fit loop is deterministic (same data, order, seed and
 //! weights give the same bits), so any difference has a cause; when one is found, the report
 //! names the first diverging step and every recorded fact (versions, git commit, data
 //! fingerprints, settings) that differs in the rerun.
@@ -11,11 +13,19 @@ use crate::output::run_dir::HEADER;
 use crate::provenance::Provenance;
 use crate::{FitError, FitOptions};
 
-/// A recorded run: its directory, `config.json` and the text of `metrics.csv`.
+/// A recorded run: its directory, `config.json` and the text of `metrics.csv`; and the
+/// scratch folder its rerun writes to, removed when this is dropped.
 pub struct Recorded {
     dir: PathBuf,
     config: serde_json::Value,
     csv: String,
+    scratch: PathBuf,
+}
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
 }
 
 /// What identifies a row of `metrics.csv`: the step (empty for an epoch's value), the epoch,
@@ -100,6 +110,7 @@ impl Recorded {
             dir: dir.to_owned(),
             config,
             csv: read("metrics.csv")?,
+            scratch: scratch_dir(),
         })
     }
 
@@ -109,9 +120,9 @@ impl Recorded {
     }
 
     /// Makes `options` (resolved from the recorded config) rerun the recorded run from its
-    /// start, writing nothing (no checkpoint either: checkpoints do not change what is
-    /// computed): the batch limits the run had are taken from its `config.json`
-    /// (they are run options, not part of the experiment's config).
+    /// start as a fresh run in the scratch folder, nothing written where the user's runs are:
+    /// the batch limits the run had are taken from its `config.json` (they are run options,
+    /// not part of the experiment's config).
     pub fn prepare(&self, options: &mut FitOptions) {
         let saved: Option<FitOptions> = serde_json::from_value(self.config.clone()).ok();
         if let Some(saved) = saved {
@@ -119,30 +130,31 @@ impl Recorded {
             options.limit_valid_batches = saved.limit_valid_batches;
         }
         options.resume = None;
-        options.checkpoint = None;
         options.run = None;
         options.first_epoch = 1;
-        options.write_files = false;
+        options.write_files = true;
+        options.artifacts = self.scratch.clone();
     }
 
-    /// Compares the rows the rerun would have written (`rerun`, [`FitReport::unwritten_rows`])
-    /// and its `config.json` (`config`) with the recorded ones, row by row in file order:
+    /// Compares the rerun's `metrics.csv` (in `rerun`, its run directory) and its `config.json`
+    /// (`config`) with the recorded ones, row by row in file order:
     /// `Ok` with a one-line summary when every row is there, in its place, bit-identical; else
     /// [`FitError::NotReproduced`] naming each difference (a changed value, a row missing,
     /// added, repeated, out of order or unreadable) and the likely causes.
-    ///
-    /// [`FitReport::unwritten_rows`]: crate::FitReport::unwritten_rows
-    pub fn check(
-        &self,
-        rerun: Option<&str>,
-        config: &serde_json::Value,
-    ) -> Result<String, FitError> {
-        let (Some(rerun), false) = (rerun, config.is_null()) else {
+    pub fn check(&self, rerun: &Path, config: &serde_json::Value) -> Result<String, FitError> {
+        if config.is_null() {
             return Err(FitError::InvalidOption {
                 option: "verify",
                 message: "a run on Burn's engine records no per-step values to compare; verify runs of our fit loop".into(),
             });
-        };
+        }
+        let rerun = std::fs::read_to_string(rerun.join("metrics.csv")).map_err(|e| {
+            FitError::InvalidOption {
+                option: "verify",
+                message: format!("the rerun's metrics.csv in {}: {e}", rerun.display()),
+            }
+        })?;
+        let rerun = rerun.split_once('\n').map_or("", |(_, rows)| rows);
         let (header, body) = self.csv.split_once('\n').unwrap_or((&self.csv, ""));
         let mut problems = Vec::new();
         if header != HEADER {
@@ -200,11 +212,16 @@ impl Recorded {
         let settings = |config: &serde_json::Value| {
             let mut config = config.clone();
             if let Some(map) = config.as_object_mut() {
+                // What differs by construction: the rerun's folder, and what a resume and
+                // the record of it change.
                 for key in [
                     "provenance",
                     "resumed_with_changes",
                     "write_files",
                     "first_epoch",
+                    "artifacts",
+                    "run",
+                    "resume",
                 ] {
                     map.remove(key);
                 }
@@ -231,6 +248,14 @@ impl Recorded {
         }
         causes
     }
+}
+
+/// A folder of this process for a rerun: unique per `Recorded`, under the system's temporary
+/// folder.
+fn scratch_dir() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("dsl-verify-{}-{n}", std::process::id()))
 }
 
 /// Every way `recorded` differs from `rerun`, each with the recorded line it concerns.
@@ -342,7 +367,15 @@ mod tests {
             dir: PathBuf::from("run-1"),
             config,
             csv: format!("{HEADER}\n{rows}"),
+            scratch: scratch_dir(),
         }
+    }
+
+    /// A rerun's run directory, its `metrics.csv` holding [`ROWS`].
+    fn rerun() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("metrics.csv"), format!("{HEADER}\n{ROWS}")).unwrap();
+        dir
     }
 
     fn config(seed: Option<u64>, hash: &str) -> serde_json::Value {
@@ -358,7 +391,7 @@ mod tests {
 
     fn verify(recorded_rows: &str) -> Result<String, String> {
         recorded(recorded_rows, config(Some(1), "aa"))
-            .check(Some(ROWS), &config(Some(1), "aa"))
+            .check(rerun().path(), &config(Some(1), "aa"))
             .map_err(|e| e.to_string())
     }
 
@@ -434,13 +467,10 @@ mod tests {
             let err = verify(&rows).expect_err(edit);
             assert!(err.contains(expected), "{edit}: {err}");
         }
-        let header = recorded(ROWS, config(Some(1), "aa"));
-        let header = Recorded {
-            csv: header.csv.replacen("step,", "stp,", 1),
-            ..header
-        };
+        let mut header = recorded(ROWS, config(Some(1), "aa"));
+        header.csv = header.csv.replacen("step,", "stp,", 1);
         let err = header
-            .check(Some(ROWS), &config(Some(1), "aa"))
+            .check(rerun().path(), &config(Some(1), "aa"))
             .unwrap_err();
         assert!(
             err.to_string().contains("line 1 is not the header"),
@@ -452,7 +482,7 @@ mod tests {
     fn the_changed_data_and_a_missing_seed_are_named_as_causes() {
         let run = recorded(&ROWS.replace("0.5\n", "0.6\n"), config(None, "aa"));
         let err = run
-            .check(Some(ROWS), &config(None, "bb"))
+            .check(rerun().path(), &config(None, "bb"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -464,14 +494,10 @@ mod tests {
 
     #[test]
     fn a_run_on_burns_engine_cannot_be_verified() {
-        let err = verify_none();
-        assert!(err.contains("Burn's engine"), "{err}");
-    }
-
-    fn verify_none() -> String {
-        recorded(ROWS, config(Some(1), "aa"))
-            .check(None, &serde_json::Value::Null)
+        let err = recorded(ROWS, config(Some(1), "aa"))
+            .check(Path::new("."), &serde_json::Value::Null)
             .unwrap_err()
-            .to_string()
+            .to_string();
+        assert!(err.contains("Burn's engine"), "{err}");
     }
 }

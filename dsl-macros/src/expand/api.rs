@@ -645,7 +645,7 @@ fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
                         recorded.prepare(#options);
                     },
                 )?;
-                ::std::println!("{}", recorded.check(report.unwritten_rows.as_deref(), &report.config)?);
+                ::std::println!("{}", recorded.check(&report.run_dir, &report.config)?);
                 return ::core::result::Result::Ok(::core::clone::Clone::clone(dir));
             }
             let report = Self::with_options(

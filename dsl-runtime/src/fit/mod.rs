@@ -140,9 +140,6 @@ pub struct FitReport<M> {
     /// `config.json` as this run wrote it (or would have, writing no file): what `--verify`
     /// compares with a recorded run's. `Null` on Burn's engine.
     pub config: serde_json::Value,
-    /// A run that wrote no file (`write_files` off, as `--verify` reruns): the rows its
-    /// `metrics.csv` would hold after the header, in order. `None` when the file was written.
-    pub unwritten_rows: Option<String>,
 }
 
 impl<M: LearnerModel> FitReport<M> {

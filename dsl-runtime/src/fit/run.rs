@@ -253,7 +253,6 @@ impl<M: LearnerModel> Run<'_, M> {
             test: None,
             stopped: stop,
             config: std::mem::take(&mut self.config),
-            unwritten_rows: self.run_dir.take_unwritten(),
         })
     }
 

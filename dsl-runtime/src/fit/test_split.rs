@@ -93,9 +93,6 @@ impl<M: LearnerModel> FitReport<M> {
                 .map(|(key, _)| key.clone())
                 .collect();
         }
-        if let Some(rows) = &mut self.unwritten_rows {
-            rows.push_str(&test_rows(&evaluation));
-        }
         if plan.write_files {
             write_test(&self.run_dir, &evaluation, &self.config).map_err(|source| {
                 FitError::RunDir {

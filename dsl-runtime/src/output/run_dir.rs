@@ -15,13 +15,11 @@ use crate::history::{History, Split};
 /// The first line of `metrics.csv`.
 pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
 
-/// An open run directory; a disabled one (`--verify`, a smoke test) writes nothing and keeps
-/// the rows of `metrics.csv` in memory instead, for `--verify` to compare with a record.
+/// An open run directory; a disabled one (a smoke test) writes nothing.
 pub(crate) struct RunDir {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
     events: Option<EventWriter>,
-    unwritten: Option<String>,
 }
 
 impl RunDir {
@@ -82,7 +80,6 @@ impl RunDir {
             path: path.to_owned(),
             metrics: Some(metrics),
             events: Some(events),
-            unwritten: None,
         })
     }
 
@@ -92,13 +89,7 @@ impl RunDir {
             path: path.to_owned(),
             metrics: None,
             events: None,
-            unwritten: Some(String::new()),
         }
-    }
-
-    /// The rows a disabled run directory kept instead of writing them; `None` when enabled.
-    pub(crate) fn take_unwritten(&mut self) -> Option<String> {
-        self.unwritten.take()
     }
 
     /// Whether files are written.
@@ -159,13 +150,12 @@ impl RunDir {
     }
 
     fn row(&mut self, row: std::fmt::Arguments) -> std::io::Result<()> {
-        if let Some(csv) = &mut self.metrics {
-            writeln!(csv, "{row}").map_err(|e| naming(&self.path.join("metrics.csv"), e))?;
-        } else if let Some(rows) = &mut self.unwritten {
-            use std::fmt::Write as _;
-            let _ = writeln!(rows, "{row}");
+        match &mut self.metrics {
+            Some(csv) => {
+                writeln!(csv, "{row}").map_err(|e| naming(&self.path.join("metrics.csv"), e))
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {

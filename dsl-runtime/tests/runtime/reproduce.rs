@@ -40,6 +40,31 @@ training! {
     checkpoint: keep_last(1),
 }
 
+training! {
+    /// A test split measured on the checkpoint `best(..)` picks: epoch 1 (`batches` is the
+    /// same every epoch, and the first best is kept), not the last.
+    name: VerifiedWithTest,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: seed::samples(0..96),
+        valid: seed::samples(96..120),
+        test: seed::samples(120..144),
+        batcher: SampleBatcher,
+        batch_size: 16,
+    },
+    optimizer: adam(lr = 1e-2),
+    epochs: 3,
+    metrics: [
+        train.loss,
+        valid.loss,
+        valid.metric(batches = crate::common::BatchCount::default()),
+        test.loss,
+        test.accuracy,
+    ],
+    checkpoint: keep_last(1) | best(valid.batches),
+}
+
 /// `--verify DIR`, as the generated `cli()` runs it: the config resolved from DIR's
 /// `config.json`, the run prepared to rerun from its start, then compared.
 fn verify(dir: &std::path::Path) -> Result<String, FitError> {
@@ -51,7 +76,7 @@ fn verify(dir: &std::path::Path) -> Result<String, FitError> {
         args.adjust(options);
         recorded.prepare(options);
     })?;
-    recorded.check(report.unwritten_rows.as_deref(), &report.config)
+    recorded.check(&report.run_dir, &report.config)
 }
 
 #[test]
@@ -133,4 +158,48 @@ fn a_rerun_reproduces_and_a_changed_dataset_is_named() {
     }
     std::fs::write(&csv, &original).unwrap();
     assert!(verify(&run).is_ok());
+}
+
+#[test]
+fn a_run_whose_test_split_used_the_best_checkpoint_is_reproduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = VerifiedWithTestConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..VerifiedWithTest::config()
+    };
+    let report =
+        VerifiedWithTest::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true)
+            .unwrap();
+    let run = report.run_dir;
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert!(
+        csv.contains("\n,1,test,loss,"),
+        "measured on epoch 1: {csv}"
+    );
+    assert!(
+        csv.contains("\n,3,valid,loss,"),
+        "trained to epoch 3: {csv}"
+    );
+
+    let args =
+        Args::try_parse_from(["verified", "--verify", &run.to_string_lossy(), "--quiet"]).unwrap();
+    let config = args.resolve(&VerifiedWithTest::config()).unwrap();
+    let recorded = Recorded::read(&run).unwrap();
+    let rerun = VerifiedWithTest::with_options(config, &burn::tensor::Device::flex(), |options| {
+        args.adjust(options);
+        recorded.prepare(options);
+    })
+    .unwrap();
+    let summary = recorded.check(&rerun.run_dir, &rerun.config).unwrap();
+    assert!(summary.contains("bit-identical"), "{summary}");
+    // The rerun's scratch folder goes with the record; the user's folder holds one run.
+    let scratch = rerun.run_dir.clone();
+    drop(recorded);
+    assert!(!scratch.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("verified_with_test"))
+            .unwrap()
+            .count(),
+        1
+    );
 }
