@@ -266,22 +266,20 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
         .unwrap_or_default();
     // One list of cells per line, so the header, its separator and every row have as many
     // columns whatever the number of keys (none in a sweep with no trial recorded yet).
-    let cells = |first: [String; 2], middle: Vec<String>, last: [String; 3]| -> Vec<String> {
-        first.into_iter().chain(middle).chain(last).collect()
+    let header = |best: String| -> Vec<String> {
+        ["rank", "trial"]
+            .into_iter()
+            .chain(keys.iter().copied())
+            .map(str::to_owned)
+            .chain([best, "epoch".to_owned(), "run".to_owned()])
+            .collect()
     };
-    let header = cells(
-        ["rank".into(), "trial".into()],
-        keys.iter().map(|k| (*k).to_owned()).collect(),
-        [format!("best {ranked}"), "epoch".into(), "run".into()],
-    );
-    let mut csv = header
-        .join(",")
-        .replacen(&format!("best {ranked}"), ranked, 1)
-        + "\n";
+    let mut csv = header(ranked.to_owned()).join(",") + "\n";
+    let columns = header(format!("best {ranked}"));
     let mut md = format!(
         "| {} |\n|{}\n",
-        header.join(" | "),
-        "---|".repeat(header.len())
+        columns.join(" | "),
+        "---|".repeat(columns.len())
     );
     for (rank, record) in records.iter().enumerate() {
         let values: Vec<String> = keys
@@ -297,11 +295,11 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
         let (epoch, value) = best(record).map_or((String::new(), String::new()), |(e, v)| {
             (e.to_string(), v.to_string())
         });
-        let row = cells(
-            [(rank + 1).to_string(), record.trial.to_string()],
-            values,
-            [value, epoch, record.run.display().to_string()],
-        );
+        let row: Vec<String> = [(rank + 1).to_string(), record.trial.to_string()]
+            .into_iter()
+            .chain(values)
+            .chain([value, epoch, record.run.display().to_string()])
+            .collect();
         csv += &format!("{}\n", row.join(","));
         md += &format!("| {} |\n", row.join(" | "));
     }

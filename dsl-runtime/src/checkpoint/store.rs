@@ -90,6 +90,17 @@ pub enum CheckpointError {
     },
 }
 
+impl CheckpointError {
+    /// `file (reason)` of a [`CheckpointError::Damaged`], as [`CheckpointError::AllDamaged`]
+    /// lists them; any other error as it displays.
+    pub(crate) fn damaged_file(&self) -> String {
+        match self {
+            CheckpointError::Damaged { file, reason } => format!("{} ({reason})", file.display()),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// What `state-N.json` holds: enough to continue the run exactly.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SavedState {
@@ -431,21 +442,19 @@ impl CheckpointDir {
             match self.load(epoch) {
                 Ok(loaded) => return Ok(Some((loaded, skipped))),
                 Err(err @ CheckpointError::Damaged { .. }) => {
-                    if let CheckpointError::Damaged { file, reason } = &err {
-                        damaged.push(format!("{} ({reason})", file.display()));
-                    }
                     skipped.push(format!("epoch {epoch} skipped: {err}"));
+                    damaged.push(err);
                 }
                 Err(err) => return Err(err),
             }
         }
-        match damaged.is_empty() {
-            true => Ok(None),
-            false => Err(CheckpointError::AllDamaged {
-                dir: self.dir.clone(),
-                damaged,
-            }),
+        if damaged.is_empty() {
+            return Ok(None);
         }
+        Err(CheckpointError::AllDamaged {
+            dir: self.dir.clone(),
+            damaged: damaged.iter().map(CheckpointError::damaged_file).collect(),
+        })
     }
 
     /// Path of the model record of `slot`.

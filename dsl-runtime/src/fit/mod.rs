@@ -434,7 +434,6 @@ fn declare<O>(
         .collect()
 }
 
-/// `config.json` and the run directory, or a disabled one when no file should be written.
 /// The changed settings every resume of this run accepted (`resume_changed`), the earlier ones
 /// read from the `config.json` being replaced, then `now`'s: a later unchanged resume must not
 /// erase from the record that the run was once continued with other settings.
@@ -456,6 +455,7 @@ fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<
     changes
 }
 
+/// `config.json` and the run directory, or a disabled one when no file should be written.
 fn open_run_dir<M>(
     path: PathBuf,
     options: &FitOptions,

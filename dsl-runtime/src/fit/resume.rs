@@ -191,8 +191,8 @@ fn load(
             let mut damaged = Vec::new();
             let interrupted = match checkpoints.load_interrupted() {
                 Ok(loaded) => loaded,
-                Err(CheckpointError::Damaged { file, reason }) => {
-                    damaged.push(format!("{} ({reason})", file.display()));
+                Err(err @ CheckpointError::Damaged { .. }) => {
+                    damaged.push(err.damaged_file());
                     None
                 }
                 Err(err) => return Err(err.into()),

@@ -102,12 +102,13 @@ impl<M: LearnerModel> FitReport<M> {
             })?;
         }
         if !plan.quiet {
-            let line = test_line(&evaluation);
-            match plan.write_files {
-                true => eprintln!("{line}"),
-                // No checkpoint was written: the model measured is the last one, in memory.
-                false => eprintln!("{}", line.replacen("checkpoint of", "model of", 1)),
-            }
+            // Without files there is no checkpoint: the model measured is the last, in memory.
+            let measured = if plan.write_files {
+                "checkpoint"
+            } else {
+                "model"
+            };
+            eprintln!("{}", line(&evaluation, measured));
         }
         self.test = Some(evaluation);
         Ok(self)
@@ -144,8 +145,13 @@ where
 
 /// `test (checkpoint of epoch 3)  test.loss 0.5123  test.accuracy 81.2500`
 pub fn test_line(evaluation: &Evaluation) -> String {
+    line(evaluation, "checkpoint")
+}
+
+/// [`test_line`], naming what was `measured` (a checkpoint, or the model in memory).
+fn line(evaluation: &Evaluation, measured: &str) -> String {
     let mut line = match evaluation.epoch {
-        Some(epoch) => format!("test (checkpoint of epoch {epoch})"),
+        Some(epoch) => format!("test ({measured} of epoch {epoch})"),
         None => "test".to_owned(),
     };
     for (key, value) in &evaluation.values {
