@@ -50,6 +50,8 @@ pub struct Experiment {
     pub sweep: Option<Vec<SweepAxis>>,
     /// `device: "cuda:0"`: the device `cli()` trains on unless `--device` names another.
     pub device: Option<LitStr>,
+    /// `hparams: { hidden: usize = 64, .. }`: the experiment's own config fields.
+    pub hparams: Option<Vec<Hparam>>,
     /// Keys written by the user, including those whose value was rejected: a rejected value
     /// is not also reported as a missing key.
     pub given: Vec<String>,
@@ -89,6 +91,7 @@ impl Default for Experiment {
             resume: None,
             init_from: None,
             device: None,
+            hparams: None,
             sweep: None,
             freeze: None,
             unfreeze: None,
@@ -254,6 +257,14 @@ pub enum Clip {
 pub enum ResumeFrom {
     Latest(Ident),
     Epoch(Number),
+}
+
+/// `/// doc\n name: Type = default` in `hparams: { .. }`: a field of the config struct.
+pub struct Hparam {
+    pub docs: Vec<Attribute>,
+    pub name: Ident,
+    pub ty: Type,
+    pub default: Expr,
 }
 
 /// One key of `sweep: { .. }` and its values, literals as written.

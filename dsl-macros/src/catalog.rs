@@ -289,3 +289,34 @@ impl OptimizerSpec {
         self.args.iter().map(|a| a.name).collect()
     }
 }
+
+/// The fields of every `<Name>Config`, which a hyperparameter of `hparams` may not reuse
+/// (`expand::config` checks its list against this one).
+pub const CONFIG_KEYS: &[&str] = &[
+    "epochs",
+    "batch_size",
+    "shuffle",
+    "workers",
+    "lr",
+    "optimizer",
+    "lr_schedule",
+    "grad_accumulation",
+    "grad_clip",
+    "early_stopping",
+    "seed",
+    "artifacts",
+    "checkpoint",
+    "run",
+    "resume",
+    "init_from",
+    "freeze",
+    "groups",
+    "lora",
+    "gradient_checkpointing",
+    "ema",
+    "device",
+    "unfreeze",
+    "engine",
+    "strategy",
+    "devices",
+];

@@ -43,6 +43,7 @@ pub const KEYS: &[&str] = &[
     "strategy",
     "devices",
     "device",
+    "hparams",
     "sweep",
 ];
 
@@ -231,6 +232,7 @@ fn top_level(
             )?)
         }
         "sweep" => exp.sweep = Some(sweep(input)?),
+        "hparams" => exp.hparams = Some(hparams(input)?),
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
@@ -812,6 +814,54 @@ fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
         }
     }
     Ok(axes)
+}
+
+/// `{ /// doc\n name: Type = default, .. }`.
+fn hparams(input: ParseStream) -> syn::Result<Vec<Hparam>> {
+    const FORM: &str = "write `hparams: { hidden: usize = 64, dropout: f64 = 0.1 }`";
+    let content;
+    braced!(content in input);
+    let mut hparams = Vec::new();
+    while !content.is_empty() {
+        let docs = content.call(Attribute::parse_outer)?;
+        let name: Ident = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected a hyperparameter's name\nhelp: {FORM}"),
+            )
+        })?;
+        if !content.peek(Token![:]) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "`{name}` needs its type and default value\nhelp: write `{name}: usize = 64`"
+                ),
+            ));
+        }
+        content.parse::<Token![:]>()?;
+        let ty: syn::Type = content.parse()?;
+        if !content.peek(Token![=]) {
+            return Err(syn::Error::new_spanned(
+                &ty,
+                format!(
+                    "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
+                    quote::quote!(#ty)
+                ),
+            ));
+        }
+        content.parse::<Token![=]>()?;
+        let default: Expr = content.parse()?;
+        hparams.push(Hparam {
+            docs,
+            name,
+            ty,
+            default,
+        });
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(hparams)
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.

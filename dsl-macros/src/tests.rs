@@ -6,6 +6,14 @@ use quote::quote;
 use crate::errors::Errors;
 use crate::{parse, validate};
 
+/// A parsed experiment that must have no error.
+pub(crate) fn experiment(tokens: TokenStream) -> crate::ast::Experiment {
+    let mut errors = Errors::new();
+    let exp = parse::parse(tokens, &mut errors);
+    assert!(errors.into_messages().is_empty());
+    exp
+}
+
 fn messages(tokens: TokenStream) -> Vec<String> {
     let mut errors = Errors::new();
     let exp = parse::parse(tokens, &mut errors);

@@ -18,6 +18,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
         must_be_recorded("`plateau`", metric, &recorded, errors);
     }
     schedule_values(exp, errors);
+    hparam_names(exp, errors);
     sweep_axes(exp, &recorded, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
@@ -103,6 +104,31 @@ fn augment_arity(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
+/// A hyperparameter is a new field of the config: not one of its built-in keys, given once.
+fn hparam_names(exp: &Experiment, errors: &mut Errors) {
+    let hparams = exp.hparams.as_deref().unwrap_or_default();
+    for (i, hparam) in hparams.iter().enumerate() {
+        let name = hparam.name.to_string();
+        if catalog::CONFIG_KEYS.contains(&name.as_str()) {
+            err(
+                errors,
+                hparam.name.span(),
+                &format!("`{name}` is already a key of the config"),
+                &format!(
+                    "give your hyperparameter another name, e.g. `my_{name}`; the built-in `{name}` is set with `--set {name}=..` as it is"
+                ),
+            );
+        } else if hparams[..i].iter().any(|h| h.name == hparam.name) {
+            err(
+                errors,
+                hparam.name.span(),
+                &format!("hyperparameter `{name}` is declared twice"),
+                "declare each hyperparameter once; remove one of the two",
+            );
+        }
+    }
+}
+
 /// What a swept key's values must be.
 #[derive(Clone, Copy)]
 enum SweepKind {
@@ -138,10 +164,25 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
     let Some(axes) = &exp.sweep else {
         return;
     };
-    let keys: Vec<&str> = SWEEPABLE.iter().map(|(k, _)| *k).collect();
+    let own: Vec<String> = exp
+        .hparams
+        .iter()
+        .flatten()
+        .map(|h| h.name.to_string())
+        .collect();
+    let keys: Vec<&str> = SWEEPABLE
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(own.iter().map(String::as_str))
+        .collect();
     for (i, axis) in axes.iter().enumerate() {
         let key = axis.key.to_string();
-        let Some(&(_, kind)) = SWEEPABLE.iter().find(|(k, _)| *k == key) else {
+        // A hyperparameter's values are checked against its type by rustc, at each value.
+        let kind = SWEEPABLE
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, kind)| kind);
+        if kind.is_none() && !own.contains(&key) {
             let fix = match closest(&key, &keys) {
                 Some(close) => format!("did you mean `{close}`?"),
                 None => format!("a sweep varies one of: {}", keys.join(", ")),
@@ -153,7 +194,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 &fix,
             );
             continue;
-        };
+        }
         if axes[..i].iter().any(|a| a.key == axis.key) {
             err(
                 errors,
@@ -169,10 +210,13 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 &format!("`{key}` lists no value"),
                 &format!(
                     "give it at least one, e.g. `{key}: [{}]`",
-                    sweep_example(kind)
+                    kind.map_or_else(|| own_default(exp, &key), |k| sweep_example(k).to_owned())
                 ),
             );
         }
+        let Some(kind) = kind else {
+            continue;
+        };
         for value in &axis.values {
             if !fits(kind, value) {
                 err(
@@ -200,6 +244,17 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             "add `valid.loss` to `metrics`, or `checkpoint: best(valid.<metric>)`",
         );
     }
+}
+
+/// A hyperparameter's default as written, for an example of its values.
+fn own_default(exp: &Experiment, key: &str) -> String {
+    let default = exp
+        .hparams
+        .iter()
+        .flatten()
+        .find(|h| h.name == key)
+        .map(|h| &h.default);
+    quote::quote!(#default).to_string()
 }
 
 fn fits(kind: SweepKind, value: &syn::Lit) -> bool {

@@ -22,7 +22,7 @@ use burn::train::{
 };
 
 use crate::fit::Data;
-use crate::metric::{SplitMetric, Tracked};
+use crate::metric::{BatchValue, Epoch, EpochMetric, Keyed, Mean, SplitMetric, Tracked};
 use crate::predict::{PredictionRows, PredictionTable};
 
 /// A step output a run can train on: it has a loss to back-propagate and can be synced for
@@ -110,8 +110,8 @@ where
 /// output adapts to its input. One trait for both, so that one mistake is one error.
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
-    label = "`{M}` is not a numeric Burn metric that `{Self}` can feed",
-    note = "a metric of your own implements Burn's `Metric` and `Numeric` (see `examples/custom_metric`), and the step output implements Burn's `Adaptor<Input>` for the metric's `Input`"
+    label = "this metric does not read `{Self}`",
+    note = "a metric of your own is `metric::Mean::higher_is_better(f)` (or `lower_is_better`) with `f` taking `&{Self}` and returning the batch's value and sample count, `metric::Epoch::higher_is_better(state)` with `state` implementing `metric::EpochMetric<{Self}>`, or a Burn `Metric` + `Numeric` whose `Input` `{Self}` adapts to (`Adaptor`); see `examples/custom_metric`"
 )]
 pub trait CustomSource<M>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
@@ -127,6 +127,33 @@ where
 {
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>> {
         Box::new(metric)
+    }
+}
+
+// A metric from a function of the step output: its function takes `&O`.
+#[diagnostic::do_not_recommend]
+impl<O, F, R> CustomSource<Mean<F>> for O
+where
+    F: Fn(&O) -> R + Send + 'static,
+    R: BatchValue,
+    O: 'static,
+{
+    fn boxed(metric: Tracked<Mean<F>>) -> Box<dyn SplitMetric<Self>> {
+        let (key, metric) = metric.into_parts();
+        Box::new(Keyed { key, metric })
+    }
+}
+
+// A metric of accumulated state: its `EpochMetric` impl is for this output.
+#[diagnostic::do_not_recommend]
+impl<O, M> CustomSource<Epoch<M>> for O
+where
+    M: EpochMetric<O>,
+    O: 'static,
+{
+    fn boxed(metric: Tracked<Epoch<M>>) -> Box<dyn SplitMetric<Self>> {
+        let (key, metric) = metric.into_parts();
+        Box::new(Keyed { key, metric })
     }
 }
 

@@ -71,6 +71,18 @@ pub enum FitError {
         /// Each differing setting: `key: saved X, now Y`.
         changes: Vec<String>,
     },
+    /// A run's `config.json` does not fit the experiment's config type (a hyperparameter
+    /// renamed or retyped since the run), so its model cannot be rebuilt as the run built it.
+    #[error(
+        "{}: {message}; the model is built with the config the run recorded: load a run of this version of the experiment, or edit the file's `hyperparameters` to fit it",
+        path.display()
+    )]
+    RunConfig {
+        /// The run's `config.json`.
+        path: PathBuf,
+        /// What does not fit.
+        message: String,
+    },
     /// `load`/`load_best` found no run to read.
     #[error("{}", match run {
         Some(run) => format!("{} has no run `{run}`: list it to see the runs, or leave `run` out for the newest", dir.display()),

@@ -7,6 +7,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
 use burn::train::InferenceStep;
+use serde::de::DeserializeOwned;
 
 use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
@@ -46,6 +47,29 @@ pub fn find_run(artifacts: &str, name: &str, run: Option<&str>) -> Result<PathBu
     found.ok_or_else(|| FitError::NoRun {
         dir: runs.path().to_owned(),
         run: run.map(str::to_owned),
+    })
+}
+
+/// The config the run in `run_dir` was trained with (`hyperparameters` of its `config.json`),
+/// so that its model is rebuilt with the run's own hyperparameters, whatever the caller's
+/// config says; `given` for a run without the file (one that wrote no files).
+pub fn run_config<C: DeserializeOwned + Clone>(run_dir: &Path, given: &C) -> Result<C, FitError> {
+    let path = run_dir.join("config.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(given.clone()),
+        Err(e) => {
+            return Err(FitError::RunConfig {
+                path,
+                message: e.to_string(),
+            });
+        }
+    };
+    let config = serde_json::from_str::<serde_json::Value>(&text)
+        .and_then(|mut value| serde_json::from_value(value["hyperparameters"].take()));
+    config.map_err(|e| FitError::RunConfig {
+        path,
+        message: e.to_string(),
     })
 }
 

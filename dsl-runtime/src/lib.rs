@@ -155,7 +155,9 @@ pub mod __private {
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::device;
     pub use crate::engine;
-    pub use crate::evaluate::{Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint};
+    pub use crate::evaluate::{
+        Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint, run_config,
+    };
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;

@@ -148,8 +148,9 @@ impl PredictionTable for RegressionOutput {
     }
 }
 
-/// Writes `outputs` as `predictions.csv` in `run_dir` (a `row` column first, numbering the
-/// samples in dataset order), replacing any earlier one whole.
+/// Writes `outputs` as `predictions.csv` in `run_dir`, replacing any earlier one whole. The
+/// outputs are those of [`predict`], in dataset order, so the first column, `index`, is each
+/// item's index in the dataset (`Dataset::get(index)`): rows join with the inputs on it.
 pub fn write_predictions<O: crate::contract::StepOutput>(
     run_dir: &Path,
     outputs: &[O],
@@ -172,7 +173,7 @@ pub fn write_predictions<O: crate::contract::StepOutput>(
             });
         };
         if csv.is_empty() {
-            csv = format!("row,{}\n", table.header.join(","));
+            csv = format!("index,{}\n", table.header.join(","));
         }
         for cells in table.rows {
             csv.push_str(&format!("{row},{}\n", cells.join(",")));

@@ -1,109 +1,65 @@
-//! The seed task with three things the catalogue does not have: a metric of our own
-//! (`confidence`, the mean probability the model gives the right class), a callback that stops
-//! the run once validation accuracy reaches a target (and counts the steps it saw, a count that
-//! survives a resume), and a test split measured on the best checkpoint after training.
+//! The seed task with what the catalogue does not have: two metrics of our own written as
+//! functions of the step output (`confidence`, a per-batch mean; `macro_recall`, computed once
+//! per epoch from counts), hyperparameters of the experiment (`hidden`, the model's width;
+//! `stop_at`, the accuracy at which a callback stops the run), a callback that counts the
+//! steps it saw (a count that survives a resume), and a test split measured on the best
+//! checkpoint after training.
 //!
 //! `cargo run -p custom_metric` trains, then (`cli_then`) loads the best checkpoint of the run it
-//! trained; `-- --test-only` re-measures the test split of the
-//! newest run; `-- --predict` writes its `predictions.csv`; `-- --export model.safetensors`
-//! saves its best weights for other tools.
+//! trained; `-- --set hidden=32` trains a wider model, `-- --sweep hidden=8,16,32` one run
+//! per width; `-- --test-only` re-measures the test split of the newest run; `-- --predict`
+//! writes its `predictions.csv`; `-- --export model.safetensors` saves its best weights.
 
-use std::sync::Arc;
-
-use burn::tensor::{Int, Tensor, TensorReadError, activation};
+use burn::tensor::{TensorReadError, activation};
 use burn::train::ClassificationOutput;
-use burn::train::metric::state::{FormatOptions, NumericMetricState};
-use burn::train::metric::{
-    Adaptor, Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes,
-    NumericEntry, SerializedEntry,
-};
+use dsl_runtime::metric::{Epoch, EpochMetric, Mean};
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
-/// What `Confidence` reads of a step output: the logits and the target classes.
-pub struct ConfidenceInput {
-    logits: Tensor<2>,
-    targets: Tensor<1, Int>,
+/// The mean softmax probability of the target class, in percent, with the batch's sample
+/// count: unlike accuracy it moves while the arg-max does not, so it shows a model growing
+/// surer of what it already gets right.
+fn confidence(output: &ClassificationOutput) -> Result<(f64, usize), TensorReadError> {
+    let probabilities = activation::softmax(output.output.clone(), 1);
+    let chosen = probabilities.gather(1, output.targets.clone().unsqueeze_dim(1));
+    let [samples] = output.targets.dims();
+    Ok((chosen.mean().try_into_scalar::<f64>()? * 100.0, samples))
 }
 
-impl Adaptor<ConfidenceInput> for ClassificationOutput {
-    fn adapt(&self) -> ConfidenceInput {
-        ConfidenceInput {
-            logits: self.output.clone(),
-            targets: self.targets.clone(),
-        }
-    }
-}
-
-/// The mean softmax probability of the target class, in percent: unlike accuracy it moves
-/// while the arg-max does not, so it shows a model growing surer of what it already gets right.
+/// Recall per class averaged over the classes, in percent: counts summed over the epoch, the
+/// ratio taken once at its end (a mean of per-batch recalls would weigh small batches wrong).
 #[derive(Clone)]
-pub struct Confidence {
-    name: MetricName,
-    state: NumericMetricState,
+pub struct MacroRecall {
+    hits: Vec<usize>,
+    totals: Vec<usize>,
 }
 
-impl Default for Confidence {
-    fn default() -> Self {
+impl MacroRecall {
+    fn new(classes: usize) -> Self {
         Self {
-            name: Arc::new("Confidence".to_owned()),
-            state: NumericMetricState::default(),
+            hits: vec![0; classes],
+            totals: vec![0; classes],
         }
     }
 }
 
-impl Metric for Confidence {
-    type Input = ConfidenceInput;
-
-    fn name(&self) -> MetricName {
-        self.name.clone()
-    }
-
-    fn attributes(&self) -> MetricAttributes {
-        NumericAttributes {
-            unit: Some("%".to_owned()),
-            higher_is_better: true,
+impl EpochMetric<ClassificationOutput> for MacroRecall {
+    fn update(&mut self, output: &ClassificationOutput) -> Result<(), TensorReadError> {
+        let predicted = output.output.clone().argmax(1).try_into_data_as::<i64>()?;
+        let targets = output.targets.clone().try_into_data_as::<i64>()?;
+        for (p, t) in predicted.iter::<i64>().zip(targets.iter::<i64>()) {
+            self.totals[t as usize] += 1;
+            self.hits[t as usize] += usize::from(p == t);
         }
-        .into()
+        Ok(())
     }
 
-    fn update(
-        &mut self,
-        input: &ConfidenceInput,
-        _metadata: &MetricMetadata,
-    ) -> Result<SerializedEntry, TensorReadError> {
-        let [samples, _] = input.logits.dims();
-        let probabilities = activation::softmax(input.logits.clone(), 1);
-        let chosen = probabilities.gather(1, input.targets.clone().unsqueeze_dim(1));
-        let mean = chosen.mean().try_into_scalar::<f64>()? * 100.0;
-        self.state.update(mean, samples);
-        Ok(self
-            .state
-            .compute_update(FormatOptions::new(self.name()).unit("%").precision(2)))
-    }
-
-    fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
-        Ok(self
-            .state
-            .compute_final(FormatOptions::new(self.name()).unit("%").precision(2)))
-    }
-
-    fn clear(&mut self) {
-        self.state.reset();
-    }
-}
-
-impl Numeric for Confidence {
-    fn value(&self) -> Option<NumericEntry> {
-        Some(self.state.current_value())
-    }
-
-    fn running_value(&self) -> Option<NumericEntry> {
-        Some(self.state.running_value())
-    }
-
-    fn final_value(&self) -> NumericEntry {
-        self.state.final_value()
+    fn value(&self) -> f64 {
+        let seen = self.totals.iter().zip(&self.hits).filter(|(n, _)| **n > 0);
+        let (sum, classes) = seen.fold((0.0, 0.0), |(sum, classes), (n, hits)| {
+            (sum + *hits as f64 / *n as f64, classes + 1.0)
+        });
+        100.0 * sum / classes
     }
 }
 
@@ -141,9 +97,15 @@ impl Callback for StopAtAccuracy {
 }
 
 training! {
-    /// The seed task, with a metric of its own, a callback and a test split.
+    /// The seed task, with metrics and hyperparameters of its own, a callback and a test split.
     name: pub Extended,
-    model: Mlp = Mlp::new(3, device),
+    hparams: {
+        /// Width of the model's hidden layer.
+        hidden: usize = 16,
+        /// Validation accuracy (%) at which the run stops.
+        stop_at: f64 = 75.0,
+    },
+    model: Mlp = Mlp::with_hidden(config.hidden, 3, device),
     step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
     loader: {
         train: samples(0..96),
@@ -158,12 +120,14 @@ training! {
         train.loss,
         valid.loss,
         valid.accuracy,
-        valid.metric(confidence = Confidence::default()),
+        valid.metric(confidence = Mean::higher_is_better(confidence)),
+        valid.recall,
+        valid.metric(macro_recall = Epoch::higher_is_better(MacroRecall::new(3))),
         test.loss,
         test.accuracy,
-        test.metric(confidence = Confidence::default()),
+        test.metric(confidence = Mean::higher_is_better(confidence)),
     ],
-    callbacks: [StopAtAccuracy { target: 75.0, steps_seen: 0 }],
+    callbacks: [StopAtAccuracy { target: config.stop_at, steps_seen: 0 }],
     checkpoint: keep_last(1) | best(valid.confidence),
 }
 

@@ -24,4 +24,5 @@ pass!(
     "../pass/training/fine_tune.rs" => fine_tune,
     "../pass/training/augment.rs" => augment,
     "../pass/training/sweep.rs" => sweep,
+    "../pass/training/hparams.rs" => hparams,
 );

@@ -6,8 +6,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::config::{ConfigKey, config_name, fit_options};
-use super::model::model_name;
-use super::{Locals, burn_engine, metrics, respan};
+use super::model::{model_name, wrap};
+use super::{Locals, bind_user_config, burn_engine, metrics, respan};
 use crate::ast::*;
 use crate::private::Rt;
 
@@ -249,9 +249,21 @@ impl EntryBodies {
         Self {
             config: quote!(<#config_name as ::core::default::Default>::default()),
             run_dir: quote!(#Rt::find_run(&#config.artifacts, #snake, #config.run.as_deref())),
-            load_with: quote! {
-                let #model_var: #model_ty = #init;
-                #Rt::load_checkpoint(&Self::run_dir(#config)?, epoch, #model_name { model: #model_var })
+            load_with: {
+                // The model is built as its run built it: with the run's recorded config.
+                let run_config = Ident::new("run_config", Span::mixed_site());
+                let run_dir = Ident::new("run_dir", Span::mixed_site());
+                let bind = bind_user_config(quote!(&#run_config));
+                let wrapped = wrap(&model_name, &quote!(#model_var), quote!(#run_config));
+                quote! {
+                    let #run_dir = Self::run_dir(#config)?;
+                    let #run_config: #config_name = #Rt::run_config(&#run_dir, #config)?;
+                    let #model_var: #model_ty = {
+                        #bind
+                        #init
+                    };
+                    #Rt::load_checkpoint(&#run_dir, epoch, #wrapped)
+                }
             },
             load_best_with: {
                 let watch = best_watch(exp);
@@ -263,10 +275,11 @@ impl EntryBodies {
             evaluate: {
                 let boxes = metrics::boxes(exp, "valid", &model_name);
                 let check = output_check(step, &model_name, quote!(InferenceStep));
+                let bind = bind_user_config(quote!(&*model.config));
                 let call = quote_spanned! {step.output_ty.span()=>
-                    #Rt::evaluate(model, dataset, batcher, Self::config().batch_size, ::std::vec![#(#boxes),*])
+                    #Rt::evaluate(model, dataset, batcher, model.config.batch_size, ::std::vec![#(#boxes),*])
                 };
-                quote!(#check #call)
+                quote!(#check #bind #call)
             },
             test_saved: test_saved(exp, &model_name, l),
             predict: {
@@ -276,7 +289,7 @@ impl EntryBodies {
                         model,
                         ::std::sync::Arc::new(dataset),
                         ::std::sync::Arc::new(batcher),
-                        Self::config().batch_size,
+                        model.config.batch_size,
                     )
                 };
                 quote!(#check #call)
@@ -375,10 +388,15 @@ fn with_options(
             .data("valid", (&&&#Rt::Probe(&*#sources.valid)).fingerprint())
             #test_print
     }};
+    let wrapped = wrap(
+        &model_name,
+        &quote!(#model_var),
+        quote!(::core::clone::Clone::clone(&#config)),
+    );
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
-            #Rt::Fit::new(#model_name { model: #model_var }, #optimizer, #lr_schedule)
+            #Rt::Fit::new(#wrapped, #optimizer, #lr_schedule)
                 .options(#options)
                 .hyperparameters(&#config)
                 .provenance(#provenance)
@@ -414,6 +432,12 @@ fn with_options(
     let report = Ident::new("report", Span::mixed_site());
     // At the output type too: a wrong output fails the whole chain once, there.
     let question = quote_spanned!(step.output_ty.span()=> ?);
+    let model_clone = wrap(
+        &model_name,
+        &quote!(::core::clone::Clone::clone(&#model_var)),
+        quote!(::core::clone::Clone::clone(&#config)),
+    );
+    let bind_config = bind_user_config(quote!(&#config));
     let fit = burn_engine::hand_over(
         exp,
         &model_name,
@@ -451,6 +475,7 @@ fn with_options(
         if let ::core::option::Option::Some(seed) = #config.seed {
             device.seed(seed);
         }
+        #bind_config
         // The model is built on the autodiff twin of the run's device, so that its parameters
         // track gradients whichever device the caller passed.
         let #train_device = device.clone().autodiff();
@@ -465,7 +490,7 @@ fn with_options(
             batcher: #batcher,
         };
         let #groups = #Rt::weights::lr_groups(
-            &#model_name { model: ::core::clone::Clone::clone(&#model_var) },
+            &#model_clone,
             "model.",
             &#config.groups,
         )?;
@@ -565,12 +590,15 @@ fn test_saved(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
         },
         step.output_ty.span(),
     );
+    // The model first: the user's expressions then read the config its run recorded.
+    let bind = bind_user_config(quote!(&*#model.config));
     quote! {
+        let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
+        let #model = Self::load_with(#config, epoch, device)?;
+        #bind
         #bind_batcher
         let test = #dataset;
         let metrics = ::std::vec![#(#boxes),*];
-        let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
-        let #model = Self::load_with(#config, epoch, device)?;
         #measure
     }
 }
@@ -596,10 +624,12 @@ fn predict_saved(exp: &Experiment, l: &Locals) -> TokenStream {
         },
         step.output_ty.span(),
     );
+    let bind = bind_user_config(quote!(&*#model.config));
     quote! {
+        let (_, #model) = Self::load_best_with(#config, device)?;
+        #bind
         #bind_batcher
         let dataset = #dataset;
-        let (_, #model) = Self::load_best_with(#config, device)?;
         #write
     }
 }

@@ -6,6 +6,7 @@ use quote::quote;
 
 use super::Locals;
 use super::metrics::{burn_metric, recorded};
+use super::model::wrap;
 use super::values;
 use crate::ast::Experiment;
 use crate::private::Rt;
@@ -50,10 +51,15 @@ pub fn hand_over(
         let key = m.key();
         quote!(#Rt::engine::Recorded::new(#split, #key, #metric))
     });
+    let wrapped = wrap(
+        model_name,
+        &quote!(#model),
+        quote!(::core::clone::Clone::clone(&#config)),
+    );
     quote! {
         if #Rt::engine::uses_burn(#config.engine, #config.strategy, #config.devices) {
             #Rt::engine::fit_with_burn(
-                #model_name { model: #model },
+                #wrapped,
                 #optimizer,
                 #lr_schedule,
                 #options,

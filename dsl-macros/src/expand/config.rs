@@ -308,13 +308,35 @@ fn engine_keys(exp: &Experiment) -> [ConfigKey; 3] {
     ]
 }
 
+/// The experiment's hyperparameters that become fields: after an error, one named like a
+/// built-in key or declared twice is left out, so the validator's error stays the only one.
+fn own_fields(exp: &Experiment) -> impl Iterator<Item = &Hparam> + Clone {
+    let all = exp.hparams.as_deref().unwrap_or_default();
+    all.iter().enumerate().filter_map(move |(i, h)| {
+        let name = h.name.to_string();
+        let first = !all[..i].iter().any(|o| o.name == h.name);
+        (first && !crate::catalog::CONFIG_KEYS.contains(&name.as_str())).then_some(h)
+    })
+}
+
 /// The config struct and its `Default` (the values written in `training!`).
 pub fn config_struct(exp: &Experiment, name: &Ident, keys: &[ConfigKey]) -> TokenStream {
     let vis = &exp.vis;
     let config_name = config_name(name);
     let doc = format!(
-        "Every scalar hyperparameter of [`{name}`], defaulting to the values written in `training!`; saved as `config.json` with each run."
+        "Every hyperparameter of [`{name}`] (its own `hparams` first), defaulting to the values written in `training!`; saved as `config.json` with each run."
     );
+    // The experiment's own hyperparameters first, with their docs; their defaults are
+    // type-checked at the user's value.
+    let hparams = own_fields(exp);
+    let own_fields = hparams.clone().map(|h| {
+        let Hparam { docs, name, ty, .. } = h;
+        quote!(#(#docs)* pub #name: #ty,)
+    });
+    let own_defaults = hparams.map(|h| {
+        let (name, default) = (&h.name, &h.default);
+        quote!(#name: #default,)
+    });
     let fields = keys.iter().map(|k| {
         let (ident, doc, ty) = (k.ident(), k.doc, &k.ty);
         quote!(#[doc = #doc] pub #ident: #ty,)
@@ -328,12 +350,13 @@ pub fn config_struct(exp: &Experiment, name: &Ident, keys: &[ConfigKey]) -> Toke
         #[derive(Clone, Debug, PartialEq, #Rt::serde::Serialize, #Rt::serde::Deserialize)]
         #[serde(crate = "::dsl_runtime::__private::serde", default, deny_unknown_fields)]
         #vis struct #config_name {
+            #(#own_fields)*
             #(#fields)*
         }
 
         impl ::core::default::Default for #config_name {
             fn default() -> Self {
-                Self { #(#defaults)* }
+                Self { #(#own_defaults)* #(#defaults)* }
             }
         }
     }
@@ -364,6 +387,65 @@ pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStre
     }
 }
 
+/// Each swept value of a hyperparameter as a value of its type, in a function never called:
+/// a value of another type is rustc's error at the value.
+pub fn sweep_types(exp: &Experiment) -> TokenStream {
+    let checks = exp.sweep.iter().flatten().flat_map(|axis| {
+        let ty = exp
+            .hparams
+            .iter()
+            .flatten()
+            .find(|h| h.name == axis.key)
+            .map(|h| &h.ty);
+        axis.values.iter().filter_map(move |value| {
+            let ty = ty?;
+            let span = syn::spanned::Spanned::span(value);
+            // A text value is an owned `String` in the config.
+            Some(match value {
+                syn::Lit::Str(_) => quote::quote_spanned! {span=>
+                    let _: #ty = ::std::borrow::ToOwned::to_owned(#value);
+                },
+                _ => quote::quote_spanned!(span=> let _: #ty = #value;),
+            })
+        })
+    });
+    quote! {
+        const _: () = {
+            #[allow(dead_code, clippy::all)]
+            fn swept_values_have_their_hyperparameters_types() {
+                #(#checks)*
+            }
+        };
+    }
+}
+
 pub fn config_name(name: &Ident) -> Ident {
     format_ident!("{}Config", name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keys;
+    use crate::catalog::CONFIG_KEYS;
+
+    #[test]
+    fn every_built_in_field_is_listed_where_hyperparameter_names_are_checked() {
+        let exp = crate::tests::experiment(quote::quote! {
+            name: Every,
+            model: Mlp = Mlp::new(device),
+            step: |model, batch: Batch| -> ClassificationOutput { model.forward(batch) },
+            loader: { train: a(), valid: b(), batcher: B, batch_size: 2 },
+            optimizer: adam(lr = 0.1),
+            epochs: 1,
+            engine: burn,
+        });
+        let names: Vec<&str> = keys(&exp).iter().map(|k| k.name).collect();
+        assert_eq!(names.len(), CONFIG_KEYS.len(), "{names:?}");
+        for name in names {
+            assert!(
+                CONFIG_KEYS.contains(&name),
+                "`{name}` is missing from CONFIG_KEYS"
+            );
+        }
+    }
 }

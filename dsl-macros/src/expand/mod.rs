@@ -30,7 +30,8 @@ pub fn expand(exp: &Experiment) -> TokenStream {
         &snake,
     );
     let api = api::inherent_impl(exp, name, &snake, Bodies::Real(&keys));
-    quote!(#unit #config #model #api)
+    let sweep_types = config::sweep_types(exp);
+    quote!(#unit #config #model #api #sweep_types)
 }
 
 /// What the user's code can name after an error: the experiment with every entry point, its
@@ -46,15 +47,19 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
     let config = config::config_struct(exp, name, &keys);
     let vis = &exp.vis;
     let model_name = model::model_name(name);
+    let config_name = config::config_name(name);
     let model = match &exp.model {
         Some(Model { ty, .. }) => quote! {
             #[allow(dead_code)]
-            #vis struct #model_name { pub model: #ty }
+            #vis struct #model_name {
+                pub model: #ty,
+                pub config: ::std::sync::Arc<#config_name>,
+            }
         },
         None => quote!(#vis struct #model_name;),
     };
     let api = api::inherent_impl(exp, name, &snake, Bodies::Dummy);
-    let uses = user_expressions(exp);
+    let uses = user_expressions(exp, &config_name);
     quote!(#unit #config #model #api #uses)
 }
 
@@ -63,7 +68,8 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
 /// invocation adds no "unused import" warnings. The function returns what the real expansion's
 /// does, `Result<_, FitError>`, so that `?` in a model or dataset expression (a loader reading
 /// a file) type-checks here exactly as it does there.
-fn user_expressions(exp: &Experiment) -> TokenStream {
+fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
+    let config = user_config();
     let model = exp.model.as_ref().map(|Model { ty, init }| match init {
         Some(init) => quote!(let _: #ty = { #init };),
         None => quote!(let _: ::core::marker::PhantomData<#ty>;),
@@ -83,7 +89,11 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
                 body,
             } = step;
             Some(quote! {
-                fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty { #body }
+                fn step(
+                    #model_pat: &#model_ty,
+                    #batch_pat: #batch_ty,
+                    #config: &#config_name,
+                ) -> #output_ty { #body }
             })
         }
         (_, Some(step)) => {
@@ -120,6 +130,7 @@ fn user_expressions(exp: &Experiment) -> TokenStream {
             #[allow(dead_code, unused)]
             fn uses(
                 device: &#Rt::burn::tensor::Device,
+                #config: &#config_name,
             ) -> ::core::result::Result<(), #Rt::FitError> {
                 #model
                 #step
@@ -169,6 +180,22 @@ impl Locals {
             train_device: local("train_device"),
             adjust: local("adjust"),
         }
+    }
+}
+
+/// `config` as the user's expressions name it: the run's `<Name>Config` (with the experiment's
+/// own `hparams`). Unlike the generated bindings it resolves at the call site.
+pub fn user_config() -> Ident {
+    Ident::new("config", Span::call_site())
+}
+
+/// A statement binding [`user_config`] to a reference to the config value `value`, for the
+/// user's expressions that follow (no warning where none of them reads it).
+fn bind_user_config(value: TokenStream) -> TokenStream {
+    let config = user_config();
+    quote! {
+        #[allow(unused_variables)]
+        let #config = #value;
     }
 }
 

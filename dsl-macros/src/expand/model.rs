@@ -5,7 +5,8 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use super::respan;
+use super::config::config_name;
+use super::{respan, user_config};
 use crate::ast::*;
 use crate::private::Rt;
 
@@ -50,13 +51,16 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
     };
     let output_span = output_ty.span();
     let checked = checked_output(step);
+    let config_name = config_name(name);
+    // The step's body reads the run's config as `config`, like the other expressions.
+    let config = user_config();
     // Every token of the step methods checks the output type, so all of them sit at the user's
     // output type; identical errors at one span are reported once. The batch type is named
     // `Self::Input` to keep its own errors at the user's batch type.
     let train_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
-                let output = step(&self.model, batch);
+                let output = step(&self.model, batch, &self.config);
                 #Rt::train_output(self, output)
             }
         },
@@ -65,7 +69,7 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
     let inference_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> Self::Output {
-                step(&self.model, batch)
+                step(&self.model, batch, &self.config)
             }
         },
         output_span,
@@ -94,9 +98,16 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
             #inner_vis struct #model_name {
                 /// The user's model.
                 pub model: #model_ty,
+                /// The config the model was built with (for a loaded checkpoint, its run's).
+                #[module(skip)]
+                pub config: ::std::sync::Arc<#config_name>,
             }
 
-            fn step(#model_pat: &#model_ty, #batch_pat: #batch_ty) -> #output_ty #body
+            fn step(
+                #model_pat: &#model_ty,
+                #batch_pat: #batch_ty,
+                #[allow(unused_variables)] #config: &#config_name,
+            ) -> #output_ty #body
 
             #train_impl {
                 type Input = #batch_ty;
@@ -114,4 +125,9 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
         }
         #vis use #module::#model_name;
     }
+}
+
+/// The wrapper around the user's model `model` built with the config `config` (an owned value).
+pub fn wrap(model_name: &Ident, model: &TokenStream, config: TokenStream) -> TokenStream {
+    quote!(#model_name { model: #model, config: ::std::sync::Arc::new(#config) })
 }

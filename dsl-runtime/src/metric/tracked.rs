@@ -80,6 +80,11 @@ impl<M> Tracked<M> {
         &self.key
     }
 
+    /// The key and the metric, for metrics that are not Burn's.
+    pub(crate) fn into_parts(self) -> (String, M) {
+        (self.key, self.metric)
+    }
+
     /// The Burn metric itself, e.g. to register it with Burn's `SupervisedTraining`.
     pub fn into_inner(self) -> M {
         self.metric

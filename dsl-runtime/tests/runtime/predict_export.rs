@@ -39,7 +39,7 @@ fn predict_gives_each_batchs_output_in_order_and_the_csv_one_row_per_sample() {
     let path = write_predictions(dir.path(), &outputs).unwrap();
     let csv = std::fs::read_to_string(path).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("row,predicted,target,p_0,p_1,p_2"));
+    assert_eq!(lines.next(), Some("index,predicted,target,p_0,p_1,p_2"));
     let logits: Vec<f32> = outputs
         .iter()
         .flat_map(|o| o.output.clone().into_data().try_to_vec::<f32>().unwrap())

@@ -1,7 +1,10 @@
-//! The example's command line: training with its custom metric, callback and test split, then
-//! `--test-only`, `--predict` and `--export` on the saved run.
+//! The example's command line: training with its own metrics, hyperparameters, callback and
+//! test split, then `--test-only`, `--predict` and `--export` on the saved run; hyperparameters
+//! set with `--set`, swept with `--sweep`, and refused when a resume changes them.
 
 use std::process::Command;
+
+use burn::data::dataset::Dataset;
 
 fn run(artifacts: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_custom_metric"))
@@ -75,9 +78,16 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
     let rows = std::fs::read_to_string(run_dir.join("predictions.csv")).unwrap();
     assert_eq!(
         rows.lines().next(),
-        Some("row,predicted,target,p_0,p_1,p_2")
+        Some("index,predicted,target,p_0,p_1,p_2")
     );
     assert_eq!(rows.lines().count(), 37, "a header and the 36 test samples");
+    // Each row joins with its input on `index`, the item's index in the test split.
+    let test_split = seed::samples(120..156);
+    for line in rows.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let item = test_split.get(cells[0].parse().unwrap()).unwrap();
+        assert_eq!(cells[2], item.class.to_string(), "{line}");
+    }
 
     let file = dir.path().join("model.safetensors");
     let exported = run(dir.path(), &["--export", file.to_str().unwrap()]);
@@ -102,4 +112,98 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
 
     let both = run(dir.path(), &["--test-only", "--predict"]);
     assert_eq!(both.status.code(), Some(2), "the flags exclude each other");
+}
+
+/// The `"shape":[..]` of `tensor` in a safetensors file's header.
+fn shape_in(file: &std::path::Path, tensor: &str) -> String {
+    let bytes = std::fs::read(file).unwrap();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+    header[tensor]["shape"].to_string()
+}
+
+fn config_of(run_dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(run_dir.join("config.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let trained = run(dir.path(), &["--set", "hidden=32", "--set", "stop_at=60"]);
+    let stderr = String::from_utf8_lossy(&trained.stderr);
+    assert!(trained.status.success(), "{stderr}");
+    // The callback's target is the hyperparameter: 54.17 % after epoch 1 would not stop at 75.
+    assert!(
+        stderr.contains("reached 60 after 6 steps"),
+        "the callback read `stop_at`: {stderr}"
+    );
+    let run_dir = dir.path().join("extended/run-1");
+    let hyper = &config_of(&run_dir)["hyperparameters"];
+    assert_eq!(
+        (hyper["hidden"].as_u64(), hyper["stop_at"].as_f64()),
+        (Some(32), Some(60.0))
+    );
+
+    // The saved run is rebuilt with its own width, without repeating `--set`.
+    let file = dir.path().join("wide.safetensors");
+    let exported = run(dir.path(), &["--export", file.to_str().unwrap()]);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    assert_eq!(shape_in(&file, "model.fc1.weight"), "[4,32]");
+    assert!(run(dir.path(), &["--predict"]).status.success());
+
+    // A resume with another width would mix two experiments: refused, naming the key.
+    let resumed = run(
+        dir.path(),
+        &[
+            "--resume",
+            "latest",
+            "--set",
+            "hidden=8",
+            "--set",
+            "stop_at=60",
+        ],
+    );
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(!resumed.status.success(), "{said}");
+    assert!(
+        said.contains("`hyperparameters.hidden`: saved 32, now 8"),
+        "{said}"
+    );
+    assert!(!said.contains("stop_at"), "{said}");
+
+    // A sweep over the width: one run per value, each built with its own.
+    let swept = run(dir.path(), &["--sweep", "hidden=8,24", "--epochs", "1"]);
+    let said = String::from_utf8_lossy(&swept.stderr);
+    assert!(swept.status.success(), "{said}");
+    let mut widths: Vec<u64> = (2..=3)
+        .map(|n| {
+            let run_dir = dir.path().join(format!("extended/run-{n}"));
+            config_of(&run_dir)["hyperparameters"]["hidden"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    widths.sort();
+    assert_eq!(widths, [8, 24]);
+    for n in 2..=3 {
+        let file = dir.path().join(format!("run-{n}.safetensors"));
+        let run_id = format!("{n}");
+        let exported = run(
+            dir.path(),
+            &["--run", &run_id, "--export", file.to_str().unwrap()],
+        );
+        assert!(
+            exported.status.success(),
+            "{}",
+            String::from_utf8_lossy(&exported.stderr)
+        );
+        let hidden =
+            config_of(&dir.path().join(format!("extended/run-{n}")))["hyperparameters"]["hidden"]
+                .clone();
+        assert_eq!(shape_in(&file, "model.fc1.weight"), format!("[4,{hidden}]"));
+    }
 }

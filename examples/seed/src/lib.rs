@@ -68,7 +68,7 @@ impl Batcher<Sample, Batch> for SampleBatcher {
     }
 }
 
-/// MLP `4 → 16 → out` with ReLU.
+/// MLP `4 → hidden → out` with ReLU.
 #[derive(Module, Debug)]
 pub struct Mlp {
     fc1: Linear,
@@ -81,13 +81,18 @@ impl Mlp {
     /// parallel, so seeding and drawing happen under one lock, and the weights are materialised
     /// so that clones cannot draw lazily later.
     pub fn new(outputs: usize, device: &Device) -> Self {
+        Self::with_hidden(16, outputs, device)
+    }
+
+    /// `4 → hidden → out`; [`Mlp::new`] is `hidden = 16`, with the same weights.
+    pub fn with_hidden(hidden: usize, outputs: usize, device: &Device) -> Self {
         static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
         device.seed(42);
         let model = Self {
-            fc1: LinearConfig::new(4, 16).init(device),
+            fc1: LinearConfig::new(4, hidden).init(device),
             act: Relu::new(),
-            fc2: LinearConfig::new(16, outputs).init(device),
+            fc2: LinearConfig::new(hidden, outputs).init(device),
         };
         let record = model.clone().into_record();
         model.load_record(record)
