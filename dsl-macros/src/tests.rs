@@ -383,3 +383,24 @@ fn a_rejected_invocation_still_declares_what_user_code_calls() {
         assert!(dummy.contains(item), "the dummy lacks `{item}`: {dummy}");
     }
 }
+
+#[test]
+fn config_fields_are_checked_unless_the_expression_binds_its_own_config() {
+    let own = messages(quote! {
+        name: Own,
+        hparams: { hidden: usize = 8 },
+        model: Mlp = { let config = MlpConfig::new(); Mlp::new(config.width, device) },
+        step: |model, batch: Batch| -> ClassificationOutput { model.forward(batch, config.hidden) },
+        loader: { train: samples(0..config.items), valid: v(config.epochs), batcher: B, batch_size: 2 },
+        optimizer: sgd(lr = 0.1),
+        epochs: 1,
+        callbacks: [Stop { at: config.stop }],
+    });
+    assert_eq!(
+        own,
+        [
+            "the config has no `items`\nhelp: declare it as a hyperparameter of the experiment: `hparams: { items: usize = 3 }` (any type, with its default)",
+            "the config has no `stop`\nhelp: declare it as a hyperparameter of the experiment: `hparams: { stop: usize = 3 }` (any type, with its default)",
+        ]
+    );
+}

@@ -1,6 +1,6 @@
 //! Rules that span keys or values, one function per rule, each reporting at the user's token.
 
-use proc_macro2::Span;
+use proc_macro2::{Ident, Span};
 
 use crate::ast::*;
 use crate::catalog::{self, MetricArg, SPLITS};
@@ -26,6 +26,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     fine_tuning(exp, errors);
     augment_arity(exp, errors);
     callbacks_are_values(exp, errors);
+    config_fields_read(exp, errors);
     if let Some(step) = &exp.step
         && let Some(span) = step_question_mark(step)
     {
@@ -57,6 +58,101 @@ pub fn step_question_mark(step: &Step) -> Option<Span> {
     let mut first = FirstTry::default();
     first.visit_expr(&step.body);
     first.0
+}
+
+/// Every expression of the user's, the step's body included.
+fn user_expressions(exp: &Experiment) -> impl Iterator<Item = &syn::Expr> {
+    let model = exp.model.iter().filter_map(|m| m.init.as_ref());
+    let step = exp.step.iter().map(|s| &s.body);
+    let loader = exp.loader.iter().flat_map(|l| {
+        [&l.train, &l.valid, &l.test, &l.batcher, &l.augment]
+            .into_iter()
+            .flatten()
+    });
+    let optimizer = exp.optimizer.iter().filter_map(|o| match o {
+        Optimizer::Expr(e) => Some(e),
+        Optimizer::Named { .. } => None,
+    });
+    let metrics = exp
+        .metrics
+        .iter()
+        .flatten()
+        .filter_map(|m| m.custom.as_deref());
+    let callbacks = exp.callbacks.iter().flatten();
+    model
+        .chain(step)
+        .chain(loader)
+        .chain(optimizer)
+        .chain(metrics)
+        .chain(callbacks)
+}
+
+/// Each `config.<name>` in `expr` whose name is neither a hyperparameter of `exp` nor a
+/// built-in key; none where the expression binds a `config` of its own.
+pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&'a Ident> {
+    use syn::visit::Visit;
+    #[derive(Default)]
+    struct Reads<'a> {
+        fields: Vec<&'a Ident>,
+        shadowed: bool,
+    }
+    impl<'a> Visit<'a> for Reads<'a> {
+        fn visit_expr_field(&mut self, node: &'a syn::ExprField) {
+            if let (syn::Expr::Path(base), syn::Member::Named(field)) = (&*node.base, &node.member)
+                && base.path.is_ident("config")
+            {
+                self.fields.push(field);
+            }
+            syn::visit::visit_expr_field(self, node);
+        }
+        fn visit_pat_ident(&mut self, node: &'a syn::PatIdent) {
+            self.shadowed |= node.ident == "config";
+            syn::visit::visit_pat_ident(self, node);
+        }
+    }
+    let mut reads = Reads::default();
+    reads.visit_expr(expr);
+    if reads.shadowed {
+        return Vec::new();
+    }
+    reads
+        .fields
+        .into_iter()
+        .filter(|field| {
+            let name = field.to_string();
+            !catalog::CONFIG_KEYS.contains(&name.as_str())
+                && !exp.hparams.iter().flatten().any(|h| h.name == name)
+        })
+        .collect()
+}
+
+/// `config.<name>` where the config has no such field: said in the words of `hparams`, where
+/// rustc would list the first five built-in fields.
+fn config_fields_read(exp: &Experiment, errors: &mut Errors) {
+    let own: Vec<String> = exp
+        .hparams
+        .iter()
+        .flatten()
+        .map(|h| h.name.to_string())
+        .collect();
+    let own: Vec<&str> = own.iter().map(String::as_str).collect();
+    for expr in user_expressions(exp) {
+        for field in unknown_config_fields(exp, expr) {
+            let name = field.to_string();
+            let fix = match closest(&name, &own) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!(
+                    "declare it as a hyperparameter of the experiment: `hparams: {{ {name}: usize = 3 }}` (any type, with its default)"
+                ),
+            };
+            err(
+                errors,
+                field.span(),
+                &format!("the config has no `{name}`"),
+                &fix,
+            );
+        }
+    }
 }
 
 /// A literal in `callbacks` is no callback: said here, where rustc would suggest implementing

@@ -70,15 +70,18 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
 /// a file) type-checks here exactly as it does there.
 fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
     let config = user_config();
+    // An expression reading a field the config lacks is the validator's error alone.
+    let reads_known = |e: &&syn::Expr| crate::validate::unknown_config_fields(exp, e).is_empty();
     let model = exp.model.as_ref().map(|Model { ty, init }| match init {
-        Some(init) => quote!(let _: #ty = { #init };),
-        None => quote!(let _: ::core::marker::PhantomData<#ty>;),
+        Some(init) if reads_known(&init) => quote!(let _: #ty = { #init };),
+        _ => quote!(let _: ::core::marker::PhantomData<#ty>;),
     });
     let step = match (&exp.model, &exp.step) {
         // A `?` in the body is the validator's error alone.
         (Some(model), Some(step))
             if !matches!(step.batch_ty, syn::Type::Infer(_))
-                && crate::validate::step_question_mark(step).is_none() =>
+                && crate::validate::step_question_mark(step).is_none()
+                && reads_known(&&step.body) =>
         {
             let model_ty = &model.ty;
             let Step {
@@ -113,17 +116,19 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
         .iter()
         .flat_map(|l| [&l.train, &l.valid, &l.test, &l.batcher])
         .flatten()
-        .chain(augment);
+        .chain(augment)
+        .filter(reads_known);
     let loader = loader.map(|e| quote!(let _ = #e;));
     let optimizer = match &exp.optimizer {
-        Some(Optimizer::Expr(e)) => Some(quote!(let _ = #e;)),
+        Some(Optimizer::Expr(e)) if reads_known(&e) => Some(quote!(let _ = #e;)),
         _ => None,
     };
     let metrics = exp
         .metrics
         .iter()
         .flatten()
-        .filter_map(|m| m.custom.as_ref())
+        .filter_map(|m| m.custom.as_deref())
+        .filter(reads_known)
         .map(|e| quote!(let _ = #e;));
     quote! {
         const _: () = {

@@ -39,6 +39,20 @@ fn trains_stops_tests_then_re_tests_predicts_and_exports_the_saved_run() {
     );
     let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
     assert!(csv.contains(",valid,confidence,"), "{csv}");
+    // The recall from accumulated counts is Burn's macro-averaged recall, epoch by epoch (Burn
+    // counts in f32, hence the tolerance).
+    let valid = |metric: &str| -> Vec<f64> {
+        csv.lines()
+            .filter(|l| l.contains(&format!(",valid,{metric},")))
+            .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let (ours, burns) = (valid("macro_recall"), valid("recall"));
+    assert_eq!(ours.len(), 5, "{csv}");
+    assert_eq!(ours.len(), burns.len());
+    for (ours, burns) in ours.iter().zip(&burns) {
+        assert!((ours - burns).abs() < 1e-5, "{ours} vs Burn's {burns}");
+    }
     assert_eq!(csv.matches(",test,").count(), 3, "{csv}");
     // The test split is part of the record: its data fingerprinted, its metrics listed.
     let config: serde_json::Value =
@@ -132,7 +146,7 @@ fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume
     let trained = run(dir.path(), &["--set", "hidden=32", "--set", "stop_at=60"]);
     let stderr = String::from_utf8_lossy(&trained.stderr);
     assert!(trained.status.success(), "{stderr}");
-    // The callback's target is the hyperparameter: 54.17 % after epoch 1 would not stop at 75.
+    // The callback's target is the hyperparameter (its message names it).
     assert!(
         stderr.contains("reached 60 after 6 steps"),
         "the callback read `stop_at`: {stderr}"
@@ -142,6 +156,24 @@ fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume
     assert_eq!(
         (hyper["hidden"].as_u64(), hyper["stop_at"].as_f64()),
         (Some(32), Some(60.0))
+    );
+
+    // `--verify` reruns it from its record, and names a hyperparameter that differs.
+    let verified = run(dir.path(), &["--verify", run_dir.to_str().unwrap()]);
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    let changed = run(
+        dir.path(),
+        &["--verify", run_dir.to_str().unwrap(), "--set", "hidden=16"],
+    );
+    let said = String::from_utf8_lossy(&changed.stderr);
+    assert_eq!(changed.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("setting `hyperparameters.hidden`: saved 32, now 16"),
+        "{said}"
     );
 
     // The saved run is rebuilt with its own width, without repeating `--set`.

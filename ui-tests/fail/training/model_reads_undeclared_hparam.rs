@@ -2,7 +2,7 @@ use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
-// `config` is not in scope here: the experiment's own config must not leak into the expression.
+// `config` is the run's config, which has no `classes`: the experiment declares no hyperparameter.
 training! {
     name: Seed,
     model: Mlp = Mlp::new(config.classes, device),
