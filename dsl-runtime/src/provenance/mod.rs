@@ -50,7 +50,7 @@ pub struct GitState {
 
 /// The number of items of a dataset and, when its items can be read (their values through
 /// [`Fingerprint`], else their `Debug` text), a CRC-32C of evenly spaced items in dataset
-/// order, within a fixed budget of bytes ([`fingerprint`](self::fingerprint) says how): a cheap
+/// order, within a fixed budget of bytes (`provenance/fingerprint.rs` says how): a cheap
 /// proxy that catches changed, reordered, added or removed items, though a change to an item
 /// outside the sample, or past its share of the budget, goes unseen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

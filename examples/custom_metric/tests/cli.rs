@@ -157,6 +157,14 @@ fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume
         (hyper["hidden"].as_u64(), hyper["stop_at"].as_f64()),
         (Some(32), Some(60.0))
     );
+    // TensorBoard's HPARAMS tab lists them (the session-start record names every key).
+    let events = std::fs::read(run_dir.join("events.out.tfevents.run")).unwrap();
+    for key in [&b"hidden"[..], b"stop_at"] {
+        assert!(
+            events.windows(key.len()).any(|w| w == key),
+            "{key:?} in the event file"
+        );
+    }
 
     // `--verify` reruns it from its record, and names a hyperparameter that differs.
     let verified = run(dir.path(), &["--verify", run_dir.to_str().unwrap()]);
