@@ -228,6 +228,14 @@ impl<I, B> Batcher<I, B> for SharedBatcher<I, B> {
     }
 }
 
+/// `config` for the user's expressions in `training!`, as a `'static` reference: the closures
+/// among them are kept by Burn's loaders and by the metric list, which need `'static` values,
+/// so `augment: |item, rng| .. config.flip ..` would otherwise need a `move` and a copy. One
+/// small copy per training or loading call is leaked for it (a config is a few hundred bytes).
+pub fn for_expressions<C: Clone + 'static>(config: &C) -> &'static C {
+    Box::leak(Box::new(config.clone()))
+}
+
 /// Burn's training output for a step result: back-propagates its loss through `model`.
 pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutput<O> {
     let grads = output.loss().backward();

@@ -151,7 +151,7 @@ pub mod __private {
     pub use crate::cli;
     pub use crate::contract::{
         CustomSource, DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input,
-        train_output,
+        for_expressions, train_output,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::device;

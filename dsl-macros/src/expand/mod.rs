@@ -135,7 +135,7 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
             #[allow(dead_code, unused)]
             fn uses(
                 device: &#Rt::burn::tensor::Device,
-                #config: &#config_name,
+                #config: &'static #config_name,
             ) -> ::core::result::Result<(), #Rt::FitError> {
                 #model
                 #step
@@ -194,13 +194,14 @@ pub fn user_config() -> Ident {
     Ident::new("config", Span::call_site())
 }
 
-/// A statement binding [`user_config`] to a reference to the config value `value`, for the
-/// user's expressions that follow (no warning where none of them reads it).
+/// A statement binding [`user_config`] to the config value `value` (a reference), for the
+/// user's expressions that follow (no warning where none of them reads it). It is a `'static`
+/// copy, so that closures Burn keeps (`augment`, metric functions) read `config.x` as written.
 fn bind_user_config(value: TokenStream) -> TokenStream {
     let config = user_config();
     quote! {
         #[allow(unused_variables)]
-        let #config = #value;
+        let #config = #Rt::for_expressions(#value);
     }
 }
 

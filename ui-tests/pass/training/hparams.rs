@@ -31,6 +31,8 @@ training! {
         loss_scale: f32 = 1.0,
         /// The epoch the callback stops after.
         stop_after: usize = 3,
+        /// Added to each training item's first input.
+        shift: f32 = 0.0,
         /// A label, swept as text.
         tag: String = String::from("plain"),
     },
@@ -43,6 +45,10 @@ training! {
     loader: {
         train: samples(0..config.train_items),
         valid: samples(32..48),
+        augment: |mut sample, _rng| {
+            sample.x[0] += config.shift;
+            sample
+        },
         batcher: SampleBatcher,
         batch_size: 16,
     },
@@ -51,12 +57,9 @@ training! {
     metrics: [
         train.loss,
         valid.loss,
-        valid.metric(scale = {
-            let scale = f64::from(config.loss_scale);
-            Mean::higher_is_better(move |output: &ClassificationOutput| {
-                (scale, output.targets.dims()[0])
-            })
-        }),
+        valid.metric(scale = Mean::higher_is_better(|output: &ClassificationOutput| {
+            (f64::from(config.loss_scale), output.targets.dims()[0])
+        })),
     ],
     callbacks: [StopAfter { at: config.stop_after }],
     sweep: { hidden: [8, 32], tag: ["a", "b"] },
@@ -86,6 +89,12 @@ pub fn main() {
     });
     let first = |report: &FitReport<TunedModel>| report.history.get(Split::Train, "loss").unwrap().values()[0];
     assert_eq!(first(&scaled), 2.0 * first(&plain), "the step read `loss_scale`");
+    let shifted = train(TunedConfig {
+        train_items: 16,
+        shift: 100.0,
+        ..Tuned::config()
+    });
+    assert_ne!(first(&shifted), first(&plain), "`augment` read `shift`");
     let scale = |report: &FitReport<TunedModel>| report.history.get(Split::Valid, "scale").unwrap().values();
     assert_eq!(scale(&scaled), [2.0], "the metric read it, and the callback stopped after epoch 1");
     assert_eq!(scale(&plain), [1.0, 1.0, 1.0]);
