@@ -2,6 +2,8 @@
 //! shows every mistake; only a token stream with no `key: value` shape at all stops early.
 
 use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -110,6 +112,21 @@ fn entries(
             let hint = match closest(&name, known) {
                 Some(k) => {
                     meant.push(k.to_owned());
+                    // Read the value as the key it most likely meant, its mistakes unreported:
+                    // its expressions are then type-checked (their imports stay used).
+                    if !seen.iter().any(|s| s == k) {
+                        let mut ignored = Errors::new();
+                        let as_meant = Ident::new(k, key.span());
+                        let fork = input.fork();
+                        let read = isolated(&fork, &as_meant, |fork| {
+                            value(&as_meant, fork, &mut ignored)
+                        })
+                        .is_ok()
+                            && (fork.is_empty() || fork.peek(Token![,]));
+                        if ignored.finish().is_none() && read {
+                            input.advance_to(&fork);
+                        }
+                    }
                     format!("did you mean `{k}`?")
                 }
                 None => format!("the keys are: {}", known.join(", ")),
@@ -129,7 +146,9 @@ fn entries(
         };
         if let Err(err) = outcome {
             errors.push(err);
-            skip_to_comma(input);
+            if !input.is_empty() && !input.peek(Token![,]) {
+                skip_value(input);
+            }
         } else if !input.is_empty() && !input.peek(Token![,]) {
             let help = if key == "checkpoint"
                 && (input.peek(Token![&]) || input.peek(Token![+]) || input.peek(Token![||]))
@@ -180,6 +199,17 @@ fn isolated(
         }
         Ok(((), at))
     })
+}
+
+/// Moves past a rejected value: a whole expression where it is one (a closure's `|a, b|`
+/// holds commas), else up to the next comma.
+fn skip_value(input: ParseStream) {
+    let fork = input.fork();
+    if fork.parse::<Expr>().is_ok() && (fork.is_empty() || fork.peek(Token![,])) {
+        let _ = input.parse::<Expr>();
+        return;
+    }
+    skip_to_comma(input);
 }
 
 fn skip_to_comma(input: ParseStream) {
@@ -265,6 +295,10 @@ fn model(input: ParseStream, errors: &mut Errors) -> syn::Result<Model> {
             &ty,
             "`model` needs an initialiser\nhelp: write `model: Type = expression`, e.g. `model: Mlp = Mlp::new(device)`; `device` is the run's device",
         ));
+        // What follows the type is the initialiser without its `=`: reported above.
+        if !input.is_empty() && !input.peek(Token![,]) {
+            skip_value(input);
+        }
         return Ok(Model { ty, init: None });
     }
     input.parse::<Token![=]>()?;
@@ -303,7 +337,7 @@ fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
     };
     let ReturnType::Type(_, output_ty) = &closure.output else {
         return Err(syn::Error::new(
-            closure.or1_token.span(),
+            closure.or2_token.span(),
             format!("`step` needs its output type\nhelp: {FORM}"),
         ));
     };
@@ -446,6 +480,16 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
 
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
+    if !SCHEDULES.contains(&name.to_string().as_str()) {
+        let help = match closest(&name.to_string(), SCHEDULES) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => format!("use one of {}", SCHEDULES.join(", ")),
+        };
+        return Err(syn::Error::new(
+            name.span(),
+            format!("unknown learning-rate schedule `{name}`\nhelp: {help}"),
+        ));
+    }
     if name == "plateau" {
         return plateau(input, &name);
     }
@@ -504,15 +548,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
                 .unwrap_or_else(|| Box::new(Schedule::Constant));
             Schedule::WarmUp { steps, then }
         }
-        other => {
-            return Err(syn::Error::new(
-                name.span(),
-                format!(
-                    "unknown learning-rate schedule `{other}`\nhelp: use one of {}",
-                    SCHEDULES.join(", ")
-                ),
-            ));
-        }
+        _ => unreachable!("an unknown schedule is rejected above"),
     };
     let allowed: &[&str] = match &schedule {
         Schedule::Constant => &[],
@@ -549,7 +585,8 @@ fn named_args_or_schedule(input: ParseStream) -> syn::Result<Vec<(Ident, Arg)>> 
     let content;
     parenthesized!(content in input);
     let args = Punctuated::<(Ident, Arg), Token![,]>::parse_terminated_with(&content, |input| {
-        let name: Ident = input.parse()?;
+        // `final` of `linear(final = ..)` is a Rust keyword.
+        let name = Ident::parse_any(input)?;
         input.parse::<Token![=]>()?;
         let value = if name == "then" {
             Arg::Schedule(Box::new(schedule(input)?))

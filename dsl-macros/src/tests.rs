@@ -41,7 +41,7 @@ fn a_minimal_experiment_has_no_error() {
 #[test]
 fn a_full_experiment_has_no_error() {
     let full = minimal(quote! {
-        lr_schedule: warm_up(steps = 2, then = cosine(min = 1e-4)),
+        lr_schedule: warm_up(steps = 2, then = linear(final = 1e-4)),
         metrics: [train.loss, valid.loss, valid.accuracy, valid.top_k(2), valid.fbeta(0.5)],
         checkpoint: keep_last(2) | best(valid.loss) | every(5),
         early_stopping: patience(5, valid.loss, min_delta = 0.01),
@@ -257,7 +257,7 @@ fn expansion_time_of_the_largest_pass_case() {
     // The `ui-tests/pass/full.rs` invocation: every key. Timed, not asserted on time (timings
     // belong in benchmarks); asserted to expand without error.
     let full = minimal(quote! {
-        lr_schedule: warm_up(steps = 2, then = cosine(min = 1e-4)),
+        lr_schedule: warm_up(steps = 2, then = linear(final = 1e-4)),
         metrics: [
             train.loss, train.lr, valid.loss, valid.accuracy, valid.top_k(2), valid.precision,
             valid.recall, valid.f1, valid.fbeta(0.5), valid.auroc, valid.perplexity,

@@ -792,7 +792,19 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
             );
             None
         }
-        (Some(Optimizer::Named { lr: None, name, .. }), None) => {
+        // An unknown argument may be the learning rate misspelt: that error alone.
+        (
+            Some(Optimizer::Named {
+                lr: None,
+                name,
+                args,
+            }),
+            None,
+        ) if args.iter().all(|(arg, _)| {
+            catalog::optimizer(&name.to_string())
+                .is_none_or(|spec| spec.arg(&arg.to_string()).is_some())
+        }) =>
+        {
             err(
                 errors,
                 name.span(),
@@ -883,12 +895,41 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
             } else {
                 recorded.push(metric.clone());
             }
+        } else if let Some(meant) = meant_metric(metric, &splits)
+            && !recorded.iter().any(|m| m.same_metric(&meant))
+        {
+            // Counted as recorded, so `best(..)` or `plateau(..)` naming what was meant is not
+            // a second error for the same slip.
+            recorded.push(meant);
         }
     }
     if exp.metrics.is_none() {
         recorded = default_metrics();
     }
     recorded
+}
+
+/// The metric a rejected `split.metric` most likely meant: its split and name, each the
+/// closest valid one.
+fn meant_metric(metric: &MetricRef, splits: &[&str]) -> Option<MetricRef> {
+    let split = metric.split.to_string();
+    let split = if splits.contains(&split.as_str()) {
+        split
+    } else {
+        closest(&split, splits)?.to_owned()
+    };
+    let name = metric.name.to_string();
+    let names: Vec<&str> = catalog::METRICS.iter().map(|m| m.name).collect();
+    let name = if metric.custom.is_some() || names.contains(&name.as_str()) {
+        name
+    } else {
+        closest(&name, &names)?.to_owned()
+    };
+    Some(MetricRef {
+        split: Ident::new(&split, metric.split.span()),
+        name: Ident::new(&name, metric.name.span()),
+        ..metric.clone()
+    })
 }
 
 /// The splits metrics can be recorded on: `test` only with a `loader: { test: .. }`.

@@ -89,14 +89,14 @@ impl StepOutput for SequenceOutput {
     label = "`{Self}` gives this metric nothing to read",
     note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, auc_pr, perplexity) need `ClassificationOutput`; `SequenceOutput` feeds accuracy, top_k, perplexity, cer and wer; `MultiLabelClassificationOutput` feeds hamming and auc_pr; `loss`, `lr` and `iteration_speed` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
 )]
-pub trait MetricSource<M: Metric, I = <M as Metric>::Input>: Sized {
+pub trait FeedsMetric<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
 #[diagnostic::do_not_recommend]
-impl<O, M> MetricSource<M> for O
+impl<O, M> FeedsMetric<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -113,14 +113,14 @@ where
     label = "this metric does not read `{Self}`",
     note = "a metric of your own is `metric::Mean::higher_is_better(f)` (or `lower_is_better`) with `f` taking `&{Self}` and returning the batch's value and sample count, `metric::Epoch::higher_is_better(state)` with `state` implementing `metric::EpochMetric<{Self}>`, or a Burn `Metric` + `Numeric` whose `Input` `{Self}` adapts to (`Adaptor`); see `examples/custom_metric`"
 )]
-pub trait CustomSource<M>: Sized {
+pub trait FeedsOwnMetric<M>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the note says what to implement.
 #[diagnostic::do_not_recommend]
-impl<O, M> CustomSource<M> for O
+impl<O, M> FeedsOwnMetric<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -132,7 +132,7 @@ where
 
 // A metric from a function of the step output: its function takes `&O`.
 #[diagnostic::do_not_recommend]
-impl<O, F, R> CustomSource<Mean<F>> for O
+impl<O, F, R> FeedsOwnMetric<Mean<F>> for O
 where
     F: Fn(&O) -> R + Send + 'static,
     R: BatchValue,
@@ -146,7 +146,7 @@ where
 
 // A metric of accumulated state: its `EpochMetric` impl is for this output.
 #[diagnostic::do_not_recommend]
-impl<O, M> CustomSource<Epoch<M>> for O
+impl<O, M> FeedsOwnMetric<Epoch<M>> for O
 where
     M: EpochMetric<O>,
     O: 'static,
@@ -207,6 +207,7 @@ impl<I, B> Sources<I, B> {
 
 /// A batcher behind a shared handle, so the fit loop and Burn's engine need no bound of their own
 /// on the user's batcher type.
+#[doc(hidden)]
 pub struct SharedBatcher<I, B>(Arc<dyn Batcher<I, B>>);
 
 impl<I, B> SharedBatcher<I, B> {
@@ -222,6 +223,8 @@ impl<I, B> Clone for SharedBatcher<I, B> {
     }
 }
 
+// Not listed among the batchers a wrong one could have been: the user never names it.
+#[diagnostic::do_not_recommend]
 impl<I, B> Batcher<I, B> for SharedBatcher<I, B> {
     fn batch(&self, items: Vec<I>, device: &Device) -> B {
         self.0.batch(items, device)

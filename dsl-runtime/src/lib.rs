@@ -124,6 +124,8 @@ mod via_value;
 pub mod weights;
 
 pub use callback::{Callback, Control};
+/// The trait a step output implements (also the name of its derive): errors name it here.
+pub use contract::StepOutput;
 pub use dsl_macros::{Batch, StepOutput, training};
 pub use error::FitError;
 pub use fit::{Data, Fit, FitReport};
@@ -150,8 +152,8 @@ pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
     pub use crate::contract::{
-        CustomSource, DatasetOf, MetricSource, SharedBatcher, Sources, StepOutput, confusion_input,
-        for_expressions, train_output,
+        DatasetOf, FeedsMetric, FeedsOwnMetric, SharedBatcher, Sources, StepOutput,
+        confusion_input, for_expressions, train_output,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::device;

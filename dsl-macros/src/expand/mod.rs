@@ -39,7 +39,17 @@ pub fn expand(exp: &Experiment) -> TokenStream {
 /// mistake in `training!` is then one error, not one more per use of the experiment.
 pub fn dummy(exp: &Experiment) -> TokenStream {
     let Some(name) = &exp.name else {
-        return quote!();
+        // No experiment to declare, but the user's expressions are still checked (and their
+        // imports used) against a config of the experiment's keys, named where no one sees it.
+        let name = Ident::new("Unnamed", Span::mixed_site());
+        let config = config::config_struct(exp, &name, &config::keys(exp));
+        let uses = user_expressions(exp, &config::config_name(&name));
+        return quote! {
+            const _: () = {
+                #config
+                #uses
+            };
+        };
     };
     let snake = snake_case(&name.to_string());
     let keys = config::keys(exp);
@@ -105,20 +115,57 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
         }
         _ => None,
     };
-    // An `augment` closure with the wrong parameters is reported by the validator alone.
+    let loader = exp
+        .loader
+        .iter()
+        .flat_map(|l| [&l.valid, &l.test, &l.batcher])
+        .flatten()
+        .filter(reads_known);
+    let loader = loader.map(|e| quote!(let _ = #e;));
+    // The training items, which give an untyped `augment` closure its parameter types as in
+    // the real expansion. A closure with the wrong parameters is the validator's error alone.
+    let train = exp
+        .loader
+        .as_ref()
+        .and_then(|l| l.train.as_ref())
+        .filter(reads_known);
+    // A closure missing only the generator gets one named `rng`, which its body most likely
+    // names: the body is then checked (and its imports used) as the user meant it.
     let augment = exp
         .loader
         .iter()
         .filter_map(|l| l.augment.as_ref())
-        .filter(|e| !matches!(e, syn::Expr::Closure(c) if c.inputs.len() != 2));
-    let loader = exp
-        .loader
-        .iter()
-        .flat_map(|l| [&l.train, &l.valid, &l.test, &l.batcher])
-        .flatten()
-        .chain(augment)
-        .filter(reads_known);
-    let loader = loader.map(|e| quote!(let _ = #e;));
+        .find(reads_known)
+        .and_then(|e| match e {
+            syn::Expr::Closure(c) if c.inputs.len() == 1 => {
+                let mut repaired = c.clone();
+                repaired.inputs.push(syn::parse_quote!(rng));
+                Some(quote!(#repaired))
+            }
+            syn::Expr::Closure(c) if c.inputs.len() != 2 => None,
+            other => Some(quote!(#other)),
+        });
+    let train = train.map(|train| {
+        let items = Ident::new("train_items", Span::mixed_site());
+        let augment = augment.map(|augment| {
+            quote! {
+                fn augment_items<I, D, F>(_: &D, _: F)
+                where
+                    D: #Rt::burn::data::dataset::Dataset<I>,
+                    F: ::core::ops::Fn(I, &mut #Rt::AugmentRng) -> I
+                        + ::core::marker::Send
+                        + ::core::marker::Sync
+                        + 'static,
+                {
+                }
+                augment_items(&#items, #augment);
+            }
+        });
+        quote! {
+            let #items = #train;
+            #augment
+        }
+    });
     let optimizer = match &exp.optimizer {
         Some(Optimizer::Expr(e)) if reads_known(&e) => Some(quote!(let _ = #e;)),
         _ => None,
@@ -139,6 +186,7 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
             ) -> ::core::result::Result<(), #Rt::FitError> {
                 #model
                 #step
+                #train
                 #(#loader)*
                 #optimizer
                 #(#metrics)*

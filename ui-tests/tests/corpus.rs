@@ -1,0 +1,819 @@
+//! The corpus: experiments written the way users write them (`corpus/*.rs`: loaders with `?`,
+//! batches of several fields, derived and hand-written types, hyperparameters, callbacks,
+//! metrics of their own, `cli()`/`cli_then` in `main`), each mutated by single mistakes from the
+//! one table below, and built by cargo as a user builds them. For every mistake caught at compile
+//! time: cargo counts exactly one error (its JSON output, which editors list, holds one), no
+//! warning, the first error points into the mistaken text, and no line names the runtime's
+//! plumbing. `fail/` keeps reviewed `.stderr` files for a representative subset.
+//!
+//! `CORPUS=<substring>` checks only the cases whose name contains it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One mistake, as an edit of an experiment's `training!` block.
+enum Edit {
+    /// The first `from` inside the value of `key` (its `key:` line included) becomes `to`;
+    /// a `*` in `from` matches the shortest run up to the text after it, and a `*` in `to`
+    /// puts that run back.
+    Replace {
+        key: &'static str,
+        from: &'static str,
+        to: &'static str,
+    },
+    /// The key and its value are gone.
+    Remove(&'static str),
+    /// A `key: value,` line for a key the experiment does not have.
+    Add(&'static str),
+    /// The key is given twice.
+    Duplicate(&'static str),
+    /// The first key is gone, where the second is there.
+    RemoveBeside(&'static str, &'static str),
+}
+
+use Edit::*;
+
+/// The mistakes: an id, the edit, and whether it is caught at compile time (else at start-up).
+const MUTATIONS: &[(&str, Edit, bool)] = &[
+    (
+        "name_misspelt",
+        Replace {
+            key: "name",
+            from: "name:",
+            to: "nmae:",
+        },
+        true,
+    ),
+    ("name_missing", Remove("name"), true),
+    (
+        "model_misspelt",
+        Replace {
+            key: "model",
+            from: "model:",
+            to: "modle:",
+        },
+        true,
+    ),
+    (
+        "model_without_initialiser",
+        Replace {
+            key: "model",
+            from: " = *(",
+            to: " *(",
+        },
+        true,
+    ),
+    (
+        "model_argument_extra",
+        Replace {
+            key: "model",
+            from: "device)",
+            to: "device, 3)",
+        },
+        true,
+    ),
+    (
+        "model_constructor_misspelt",
+        Replace {
+            key: "model",
+            from: "::new(",
+            to: "::neww(",
+        },
+        true,
+    ),
+    (
+        "step_misspelt",
+        Replace {
+            key: "step",
+            from: "step:",
+            to: "stpe:",
+        },
+        true,
+    ),
+    (
+        "step_batch_untyped",
+        Replace {
+            key: "step",
+            from: "batch: *|",
+            to: "batch|",
+        },
+        true,
+    ),
+    (
+        "step_output_untyped",
+        Replace {
+            key: "step",
+            from: "| -> * {",
+            to: "| {",
+        },
+        true,
+    ),
+    (
+        "step_returns_the_loss_alone",
+        Replace {
+            key: "step",
+            from: "-> *}",
+            to: "-> burn::tensor::Tensor<1> { burn::tensor::Tensor::zeros([1], &burn::tensor::Device::flex()) }",
+        },
+        true,
+    ),
+    (
+        "step_question_mark",
+        Replace {
+            key: "step",
+            from: "(batch) }",
+            to: "(batch)? }",
+        },
+        true,
+    ),
+    (
+        "step_method_misspelt",
+        Replace {
+            key: "step",
+            from: "{ model.",
+            to: "{ model.x_",
+        },
+        true,
+    ),
+    (
+        "loader_misspelt",
+        Replace {
+            key: "loader",
+            from: "loader:",
+            to: "loaders:",
+        },
+        true,
+    ),
+    (
+        "batch_size_zero",
+        Replace {
+            key: "loader",
+            from: "batch_size: *,",
+            to: "batch_size: 0,",
+        },
+        true,
+    ),
+    (
+        "loader_key_misspelt",
+        Replace {
+            key: "loader",
+            from: "batch_size:",
+            to: "batchsize:",
+        },
+        true,
+    ),
+    (
+        "workers_negative",
+        Replace {
+            key: "loader",
+            from: "workers: *,",
+            to: "workers: -1,",
+        },
+        true,
+    ),
+    (
+        "batcher_of_another_batch",
+        Replace {
+            key: "loader",
+            from: "batcher: *,",
+            to: "batcher: String::new(),",
+        },
+        true,
+    ),
+    (
+        "dataset_of_other_items",
+        Replace {
+            key: "loader",
+            from: "valid: *,",
+            to: "valid: burn::data::dataset::InMemDataset::new(vec![1_u8]),",
+        },
+        true,
+    ),
+    (
+        "valid_split_missing",
+        Replace {
+            key: "loader",
+            from: "valid: *,",
+            to: "",
+        },
+        true,
+    ),
+    (
+        "optimizer_misspelt",
+        Replace {
+            key: "optimizer",
+            from: "optimizer:",
+            to: "optimiser:",
+        },
+        true,
+    ),
+    (
+        "optimizer_unknown",
+        Replace {
+            key: "optimizer",
+            from: "optimizer: *(",
+            to: "optimizer: adamx(",
+        },
+        true,
+    ),
+    (
+        "optimizer_argument_unknown",
+        Replace {
+            key: "optimizer",
+            from: "(lr",
+            to: "(learning_rate",
+        },
+        true,
+    ),
+    (
+        "optimizer_lr_negative",
+        Replace {
+            key: "optimizer",
+            from: "lr = ",
+            to: "lr = -",
+        },
+        true,
+    ),
+    (
+        "epochs_zero",
+        Replace {
+            key: "epochs",
+            from: "epochs: *,",
+            to: "epochs: 0,",
+        },
+        true,
+    ),
+    (
+        "epochs_fractional",
+        Replace {
+            key: "epochs",
+            from: "epochs: *,",
+            to: "epochs: 2.5,",
+        },
+        true,
+    ),
+    (
+        "epochs_misspelt",
+        Replace {
+            key: "epochs",
+            from: "epochs:",
+            to: "epoch:",
+        },
+        true,
+    ),
+    ("epochs_missing", Remove("epochs"), true),
+    ("epochs_twice", Duplicate("epochs"), true),
+    (
+        "metric_misspelt",
+        Replace {
+            key: "metrics",
+            from: "valid.loss",
+            to: "valid.los",
+        },
+        true,
+    ),
+    (
+        "metric_split_misspelt",
+        Replace {
+            key: "metrics",
+            from: "valid.loss",
+            to: "vaild.loss",
+        },
+        true,
+    ),
+    (
+        "metric_twice",
+        Replace {
+            key: "metrics",
+            from: "train.loss",
+            to: "train.loss, train.loss",
+        },
+        true,
+    ),
+    (
+        "metric_the_output_cannot_feed",
+        Replace {
+            key: "metrics",
+            from: "train.loss",
+            to: "train.loss, valid.hamming",
+        },
+        true,
+    ),
+    (
+        "metric_literal",
+        Replace {
+            key: "metrics",
+            from: "train.loss",
+            to: "train.loss, valid.metric(x = 3)",
+        },
+        true,
+    ),
+    (
+        "best_of_unrecorded_metric",
+        Replace {
+            key: "checkpoint",
+            from: "checkpoint: *,",
+            to: "checkpoint: best(valid.cer),",
+        },
+        true,
+    ),
+    (
+        "keep_last_zero",
+        Replace {
+            key: "checkpoint",
+            from: "checkpoint: *,",
+            to: "checkpoint: keep_last(0),",
+        },
+        true,
+    ),
+    (
+        "policies_joined_with_and",
+        Replace {
+            key: "checkpoint",
+            from: " | ",
+            to: " & ",
+        },
+        true,
+    ),
+    ("callbacks_literal", Add("callbacks: [42],"), true),
+    (
+        "callback_literal",
+        Replace {
+            key: "callbacks",
+            from: "callbacks: [*]",
+            to: "callbacks: [42]",
+        },
+        true,
+    ),
+    (
+        "early_stopping_unrecorded",
+        Add("early_stopping: patience(3, valid.cer),"),
+        true,
+    ),
+    (
+        "plateau_positional",
+        Add("lr_schedule: plateau(valid.loss, 0.5, 2),"),
+        true,
+    ),
+    (
+        "schedule_misspelt",
+        Replace {
+            key: "lr_schedule",
+            from: "lr_schedule: *(",
+            to: "lr_schedule: cosin(",
+        },
+        true,
+    ),
+    ("grad_clip_unknown", Add("grad_clip: clip(1.0),"), true),
+    ("seed_negative", Add("seed: -1,"), true),
+    ("device_unknown", Add("device: \"tpu\","), true),
+    (
+        "sweep_unknown_key",
+        Add("sweep: { learning_rate: [1e-3] },"),
+        true,
+    ),
+    (
+        "sweep_value_of_another_type",
+        Add("sweep: { batch_size: [0.5] },"),
+        true,
+    ),
+    (
+        "hparam_named_like_a_key",
+        Add("hparams: { epochs: usize = 3 },"),
+        true,
+    ),
+    (
+        "hparam_default_of_another_type",
+        Replace {
+            key: "hparams",
+            from: "= 16,",
+            to: "= 0.5,",
+        },
+        true,
+    ),
+    (
+        "hparam_misspelt_where_read",
+        Replace {
+            key: "model",
+            from: "config.hidden",
+            to: "config.hiden",
+        },
+        true,
+    ),
+    (
+        "config_field_undeclared",
+        Replace {
+            key: "model",
+            from: "(device)",
+            to: "(device, config.width)",
+        },
+        true,
+    ),
+    ("unknown_key", Add("epoch_count: 3,"), true),
+    (
+        "augment_without_rng",
+        Replace {
+            key: "loader",
+            from: "|mut signal, rng|",
+            to: "|mut signal|",
+        },
+        true,
+    ),
+    (
+        "resume_without_checkpoints",
+        RemoveBeside("checkpoint", "resume"),
+        true,
+    ),
+    (
+        "init_from_unquoted",
+        Replace {
+            key: "init_from",
+            from: "\"*\"",
+            to: "pretrained",
+        },
+        true,
+    ),
+    // Module paths are only known once the model is built: a start-up error, listing them.
+    (
+        "freeze_path_misspelt",
+        Replace {
+            key: "freeze",
+            from: "[encoder]",
+            to: "[encodr]",
+        },
+        false,
+    ),
+];
+
+/// Names of the runtime's plumbing and paths into sources the user did not write.
+const INTERNAL: &[&str] = &[
+    "MetricSource",
+    "CustomSource",
+    "Checked",
+    "SharedBatcher",
+    "__private",
+    "__dsl_",
+    "dsl-runtime/src",
+    "dsl_runtime::contract",
+    ".cargo/registry",
+];
+
+/// An experiment of the corpus.
+struct Shape {
+    name: String,
+    text: String,
+}
+
+/// The byte range of each top-level key's `key: value,` inside `training! { .. }`: from its
+/// first line (4 spaces of indentation) to the next key or the closing brace.
+fn keys(text: &str) -> (BTreeMap<String, (usize, usize)>, usize) {
+    let start = text.find("training! {").expect("a training! block");
+    let end = start
+        + text[start..]
+            .find("\n}\n")
+            .expect("a closing brace at column 0")
+        + 1;
+    let mut starts = Vec::new();
+    let mut at = start;
+    for line in text[start..end].split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("    ")
+            && !rest.starts_with(' ')
+            && !rest.starts_with("///")
+            && let Some(colon) = rest.find(':')
+            && rest[..colon]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_')
+        {
+            starts.push((rest[..colon].to_owned(), at));
+        }
+        at += line.len();
+    }
+    let mut ranges = BTreeMap::new();
+    for (i, (key, from)) in starts.iter().enumerate() {
+        let to = starts.get(i + 1).map_or(end, |(_, next)| *next);
+        ranges.insert(key.clone(), (*from, to));
+    }
+    (ranges, end)
+}
+
+/// `from` found in `text`: its range and what its `*` matched (outside brackets: in
+/// `valid: flowers(100, 125),` the `*` of `valid: *,` stops at the last comma).
+fn find(text: &str, from: &str) -> Option<(usize, usize, String)> {
+    match from.split_once('*') {
+        None => text.find(from).map(|i| (i, i + from.len(), String::new())),
+        Some((before, after)) => {
+            let i = text.find(before)?;
+            let rest = &text[i + before.len()..];
+            let mut depth = 0_i32;
+            let j = rest.char_indices().find_map(|(j, c)| {
+                if depth == 0 && rest[j..].starts_with(after) {
+                    return Some(j);
+                }
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+                None
+            })?;
+            let star = rest[..j].to_owned();
+            Some((i, i + before.len() + j + after.len(), star))
+        }
+    }
+}
+
+/// The mutated program and the byte range of the mistake in it; `None` where the edit does not
+/// apply to this experiment.
+fn apply(shape: &Shape, edit: &Edit) -> Option<(String, (usize, usize))> {
+    let text = &shape.text;
+    let (keys, end) = keys(text);
+    match edit {
+        Replace { key, from, to } => {
+            let &(start, stop) = keys.get(*key)?;
+            let (i, j, star) = find(&text[start..stop], from)?;
+            let to = to.replace('*', &star);
+            let (i, j) = (start + i, start + j);
+            let mutated = format!("{}{to}{}", &text[..i], &text[j..]);
+            // Text removed from a value: the mistake is that value's.
+            let mistake = if to.is_empty() {
+                (start, stop - (j - i))
+            } else {
+                (i, i + to.len())
+            };
+            Some((mutated, mistake))
+        }
+        RemoveBeside(key, beside) if !keys.contains_key(*beside) => None,
+        Remove(key) | RemoveBeside(key, _) => {
+            let &(start, stop) = keys.get(*key)?;
+            let mutated = format!("{}{}", &text[..start], &text[stop..]);
+            let invocation = text.find("training! {").unwrap();
+            Some((mutated, (invocation, end - (stop - start))))
+        }
+        Add(line) => {
+            let key = line.split(':').next().unwrap();
+            if keys.contains_key(key) {
+                return None;
+            }
+            let line = format!("    {line}\n");
+            let mutated = format!("{}{line}{}", &text[..end], &text[end..]);
+            Some((mutated, (end + 4, end + line.len() - 1)))
+        }
+        Duplicate(key) => {
+            let &(start, stop) = keys.get(*key)?;
+            let copy = &text[start..stop];
+            let mutated = format!("{}{copy}{}", &text[..stop], &text[stop..]);
+            Some((mutated, (stop, stop + copy.len())))
+        }
+    }
+}
+
+/// Line and column (both from 1, columns in characters) of byte `at`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap().chars().count() + 1;
+    (line, col)
+}
+
+struct Case {
+    name: String,
+    file: PathBuf,
+    text: String,
+    mistake: Option<(usize, usize)>,
+    caught: bool,
+}
+
+fn shapes() -> Vec<Shape> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let mut shapes: Vec<Shape> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| Shape {
+            name: p.file_stem().unwrap().to_str().unwrap().to_owned(),
+            text: std::fs::read_to_string(&p).unwrap(),
+        })
+        .collect();
+    shapes.sort_by(|a, b| a.name.cmp(&b.name));
+    shapes
+}
+
+/// Every case: each experiment as written (no diagnostic at all), then with each mistake.
+fn cases(dir: &Path) -> Vec<Case> {
+    let only = std::env::var("CORPUS").unwrap_or_default();
+    let mut cases = Vec::new();
+    for shape in shapes() {
+        let mut add = |id: &str, text: String, mistake, caught| {
+            let name = format!("{}__{id}", shape.name);
+            if name.contains(&only) {
+                cases.push(Case {
+                    file: dir.join(format!("{name}.rs")),
+                    name,
+                    text,
+                    mistake,
+                    caught,
+                });
+            }
+        };
+        add("as_written", shape.text.clone(), None, false);
+        for (id, edit, caught) in MUTATIONS {
+            if let Some((text, range)) = apply(&shape, edit) {
+                add(id, text, Some(range), *caught);
+            }
+        }
+    }
+    cases
+}
+
+/// A crate of one binary per case, built with the flags and target directory of trybuild's, so
+/// that Burn and the runtime, checked once for `fail/`, are not checked again.
+fn write_project(dir: &Path, cases: &[Case]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("cases")).unwrap();
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let burn = workspace
+        .lines()
+        .find(|l| l.starts_with("burn = "))
+        .expect("the workspace's burn dependency");
+    let mut manifest = format!(
+        "[package]\nname = \"ui-tests-corpus\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [workspace]\n\n[dependencies]\n{burn}\ndsl-runtime = {{ path = {:?} }}\n",
+        root.join("dsl-runtime")
+    );
+    for case in cases {
+        std::fs::write(&case.file, &case.text).unwrap();
+        manifest.push_str(&format!(
+            "\n[[bin]]\nname = \"{}\"\npath = {:?}\n",
+            case.name, case.file
+        ));
+    }
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+}
+
+/// What cargo reported for one binary.
+#[derive(Default)]
+struct Report {
+    /// Each error as cargo's JSON has it (what an editor lists), rendered.
+    errors: Vec<serde_json::Value>,
+    warnings: Vec<String>,
+}
+
+fn check(dir: &Path, target: &Path) -> BTreeMap<String, Report> {
+    let flags = r#"build.rustflags=["--cfg","trybuild","--verbose","-A","dead_code","--diagnostic-width=140"]"#;
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_INCREMENTAL", "0")
+        .env_remove("RUSTFLAGS")
+        .args([
+            "check",
+            "--bins",
+            "--keep-going",
+            "--offline",
+            "--quiet",
+            "--color=never",
+        ])
+        .args(["--message-format=json", "--config", flags])
+        .output()
+        .unwrap();
+    let mut reports: BTreeMap<String, Report> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-message" {
+            continue;
+        }
+        let bin = message["target"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let diagnostic = &message["message"];
+        let text = diagnostic["message"].as_str().unwrap_or_default();
+        let report = reports.entry(bin).or_default();
+        match diagnostic["level"].as_str() {
+            Some("error") if !text.starts_with("aborting due to") => {
+                report.errors.push(diagnostic.clone())
+            }
+            Some("warning")
+                if !text.contains("warning emitted") && !text.contains("warnings emitted") =>
+            {
+                report
+                    .warnings
+                    .push(diagnostic["rendered"].as_str().unwrap_or(text).to_owned())
+            }
+            _ => {}
+        }
+    }
+    reports
+}
+
+/// Whether the error points into `range` of `text`: its primary span, or a labelled one (rustc
+/// underlines a call and labels its extra argument).
+fn points_into(error: &serde_json::Value, text: &str, (from, to): (usize, usize)) -> bool {
+    let (first, last) = (line_col(text, from), line_col(text, to));
+    let spans = error["spans"].as_array().cloned().unwrap_or_default();
+    spans
+        .iter()
+        .filter(|s| s["is_primary"] == true || s["label"].is_string())
+        .any(|span| {
+            let at = |key: &str| span[key].as_u64().unwrap_or(0) as usize;
+            let start = (at("line_start"), at("column_start"));
+            let end = (at("line_end"), at("column_end"));
+            // Inside the mistake's range, or overlapping it.
+            start <= last && end >= first
+        })
+}
+
+#[test]
+fn every_mistake_in_users_code_is_one_error_at_its_token() {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("target");
+    let dir = target.join("tests/corpus");
+    let cases = cases(&dir.join("cases"));
+    write_project(&dir, &cases);
+    let reports = check(&dir, &target.join("tests/trybuild"));
+    let mut failures = Vec::new();
+    let (mut mistakes, mut caught, mut one, mut as_printed, mut internal) = (0, 0, 0, 0, 0);
+    for case in &cases {
+        let empty = Report::default();
+        let report = reports.get(&case.name).unwrap_or(&empty);
+        let said = |what: &str| format!("{}: {what}", case.name);
+        for warning in &report.warnings {
+            failures.push(said(&format!("a warning:\n{warning}")));
+        }
+        let Some(mistake) = case.mistake else {
+            if !report.errors.is_empty() {
+                failures.push(said("the experiment as written does not build"));
+            }
+            continue;
+        };
+        mistakes += 1;
+        if report.errors.is_empty() {
+            if case.caught {
+                failures.push(said("not caught at compile time"));
+            }
+            continue;
+        }
+        caught += 1;
+        if !case.caught {
+            failures.push(said("now caught at compile time: mark it so"));
+        }
+        let rendered: Vec<&str> = report
+            .errors
+            .iter()
+            .map(|e| e["rendered"].as_str().unwrap_or_default())
+            .collect();
+        // Cargo's terminal output shows each distinct error once; its count (and an editor's
+        // list) has every copy.
+        let mut printed = rendered.clone();
+        printed.sort();
+        printed.dedup();
+        if printed.len() == rendered.len() {
+            as_printed += 1;
+        }
+        if rendered.len() == 1 {
+            one += 1;
+        } else {
+            failures.push(said(&format!(
+                "{} errors in cargo's count:\n{}",
+                rendered.len(),
+                rendered.join("")
+            )));
+        }
+        if !points_into(&report.errors[0], &case.text, mistake) {
+            failures.push(said(&format!(
+                "the first error is not at the mistake:\n{}",
+                rendered[0]
+            )));
+        }
+        let named: Vec<&&str> = INTERNAL
+            .iter()
+            .filter(|name| rendered.iter().any(|r| r.contains(*name)))
+            .collect();
+        if !named.is_empty() {
+            internal += 1;
+            failures.push(said(&format!("names {named:?}:\n{}", rendered.join(""))));
+        }
+    }
+    println!(
+        "| experiments | mistakes | caught at compile time | exactly one error | cargo count = printed | naming internals |\n\
+         |---|---|---|---|---|---|\n\
+         | {} | {mistakes} | {caught} | {one} | {as_printed} | {internal} |",
+        shapes().len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{}\n\n{} failures",
+        failures.join("\n\n"),
+        failures.len()
+    );
+    if std::env::var("CORPUS").is_err() {
+        assert!(mistakes >= 150, "only {mistakes} mistakes");
+    }
+}
