@@ -51,40 +51,4 @@ impl Drop for Errors {
     }
 }
 
-/// The known word closest to `word`, if it is close enough to be a likely typo.
-pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (edit_distance(word, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::closest;
-
-    #[test]
-    fn suggests_near_misses_only() {
-        let keys = ["epochs", "metrics", "optimizer"];
-        assert_eq!(closest("epoch", &keys), Some("epochs"));
-        assert_eq!(closest("optimiser", &keys), Some("optimizer"));
-        assert_eq!(closest("colour", &keys), None);
-    }
-}
+pub use dsl_vocabulary::closest;

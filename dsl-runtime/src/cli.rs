@@ -332,9 +332,12 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
     } else {
         format!(" (no `{part}` there)")
     };
+    let fix = match dsl_vocabulary::closest(part, &keys) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None => format!("the keys are: {}", keys.join(", ")),
+    };
     CliError(format!(
-        "{source}: unknown config key `{path}`{place}; the keys are: {}",
-        keys.join(", ")
+        "{source}: unknown config key `{path}`{place}; {fix}"
     ))
 }
 
@@ -606,7 +609,11 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_name_the_key() {
         let err = resolve(&["--set", "epoch=5"]).unwrap_err();
-        assert!(err.contains("unknown config key `epoch`"), "{err}");
+        assert!(
+            err.ends_with("unknown config key `epoch`; did you mean `epochs`?"),
+            "{err}"
+        );
+        let err = resolve(&["--set", "colour=5"]).unwrap_err();
         assert!(
             err.contains("the keys are: epochs, lr, seed, resume, optimizer"),
             "{err}"
@@ -618,7 +625,10 @@ mod tests {
             "the macro's spelling `beta1` is accepted"
         );
         let err = resolve(&["--set", "optimizer.beta=0.5"]).unwrap_err();
-        assert!(err.contains("the keys are: beta_1"), "{err}");
+        assert!(
+            err.ends_with("(no `beta` there); did you mean `beta_1`?"),
+            "{err}"
+        );
         let err = resolve(&["--set", "epochs=many"]).unwrap_err();
         assert!(
             err.contains("invalid value for config key `epochs`"),

@@ -215,6 +215,15 @@ fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume
     );
     assert!(!said.contains("stop_at"), "{said}");
 
+    // A misspelt key is named with the one meant, before any trial trains.
+    let misspelt = run(dir.path(), &["--sweep", "hiden=8,24"]);
+    let said = String::from_utf8_lossy(&misspelt.stderr);
+    assert_eq!(misspelt.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("unknown config key `hiden`; did you mean `hidden`?"),
+        "{said}"
+    );
+
     // A sweep over the width: one run per value, each built with its own.
     let swept = run(dir.path(), &["--sweep", "hidden=8,24", "--epochs", "1"]);
     let said = String::from_utf8_lossy(&swept.stderr);

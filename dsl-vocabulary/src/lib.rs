@@ -1,0 +1,8 @@
+//! The words of the training DSL that its two halves both read: `dsl-macros` at compile time
+//! (parse, validate, expand) and `dsl-runtime` at run time (command line, config files). A rule
+//! that lives here is written once, so the compile-time check and the run-time one cannot drift
+//! apart (`darling_core`'s idea: plain Rust, no `syn`, no Burn).
+
+mod suggest;
+
+pub use suggest::closest;
