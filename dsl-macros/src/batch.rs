@@ -157,7 +157,15 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         }
     };
     let mut parts = Vec::new();
+    // Every field with its kind, a rejected one's guessed: the stand-in batch after an error.
+    let mut guessed = Vec::new();
     for field in fields.into_iter().flatten() {
+        let ident = field.ident.clone().expect("named");
+        guessed.push((
+            ident,
+            kind(&field.ty, 0).unwrap_or(Kind::Float),
+            field.ty.span(),
+        ));
         let pad = match pad_value(field) {
             Ok(pad) => pad,
             Err(err) => {
@@ -182,52 +190,28 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     let batch = format_ident!("{}Batch", name);
     let batcher = format_ident!("{}Batcher", name);
     let vis = &input.vis;
+    let rt = quote!(#Rt::burn);
     if let Some(errors) = errors.finish() {
-        // The two types the user's code names, so that a rejected derive is one error, not one
-        // more per use of the batcher.
+        // The two types the user's code names, the batch with every field (a rejected one with
+        // a guessed tensor), so that a rejected derive is one error, not one more per use of
+        // the batcher or of a field in the step.
+        let fields = batch_fields(&guessed, vis);
         return quote! {
             #errors
-            #vis struct #batch;
+            #[derive(Clone, Debug)]
+            #vis struct #batch {
+                #(#fields,)*
+            }
             #[derive(Clone, Copy, Debug, Default)]
             #vis struct #batcher;
-        };
-    }
-
-    let rt = quote!(#Rt::burn);
-    let batch_fields = parts.iter().map(|(ident, kind, span)| {
-        let int = quote!(#rt::tensor::Int);
-        match kind {
-            Kind::Float => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1>),
-            Kind::Int => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1, #int>),
-            Kind::FloatVec => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<2>),
-            Kind::FloatArray(dims) => {
-                let rank = dims.len() + 1;
-                quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank>)
-            }
-            Kind::IntArray(dims) => {
-                let rank = dims.len() + 1;
-                quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank, #int>)
-            }
-            Kind::IntSeq(_) => {
-                let (mask, lengths) = (
-                    format_ident!("{ident}_mask"),
-                    format_ident!("{ident}_lengths"),
-                );
-                let doc = format!("`{ident}` padded to the longest sample: `[n, longest]`.");
-                let mask_doc =
-                    format!("Where `{ident}` holds a real token (not padding): `[n, longest]`.");
-                let lengths_doc = format!("The length of each sample's `{ident}`: `[n]`.");
-                quote_spanned! {*span=>
-                    #[doc = #doc]
-                    #vis #ident: #rt::tensor::Tensor<2, #int>,
-                    #[doc = #mask_doc]
-                    #vis #mask: #rt::tensor::Tensor<2, #rt::tensor::Bool>,
-                    #[doc = #lengths_doc]
-                    #vis #lengths: #rt::tensor::Tensor<1, #int>
+            impl #rt::data::dataloader::batcher::Batcher<#name, #batch> for #batcher {
+                fn batch(&self, _: ::std::vec::Vec<#name>, _: &#rt::tensor::Device) -> #batch {
+                    ::core::unreachable!()
                 }
             }
-        }
-    });
+        };
+    }
+    let batch_fields = batch_fields(&parts, vis);
     let builds = parts.iter().map(|(ident, kind, _)| {
         let message = format!("`{ident}` has a different length in two samples of one batch");
         let field = ident.to_string();
@@ -345,4 +329,50 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
         #fingerprint
     }
+}
+
+/// The batch struct's fields, one tensor per sample field (three for a padded sequence).
+fn batch_fields(
+    parts: &[(syn::Ident, Kind, proc_macro2::Span)],
+    vis: &syn::Visibility,
+) -> Vec<TokenStream> {
+    let rt = quote!(#Rt::burn);
+    parts
+        .iter()
+        .map(|(ident, kind, span)| {
+            let int = quote!(#rt::tensor::Int);
+            match kind {
+                Kind::Float => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1>),
+                Kind::Int => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<1, #int>),
+                Kind::FloatVec => quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<2>),
+                Kind::FloatArray(dims) => {
+                    let rank = dims.len() + 1;
+                    quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank>)
+                }
+                Kind::IntArray(dims) => {
+                    let rank = dims.len() + 1;
+                    quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank, #int>)
+                }
+                Kind::IntSeq(_) => {
+                    let (mask, lengths) = (
+                        format_ident!("{ident}_mask"),
+                        format_ident!("{ident}_lengths"),
+                    );
+                    let doc = format!("`{ident}` padded to the longest sample: `[n, longest]`.");
+                    let mask_doc = format!(
+                        "Where `{ident}` holds a real token (not padding): `[n, longest]`."
+                    );
+                    let lengths_doc = format!("The length of each sample's `{ident}`: `[n]`.");
+                    quote_spanned! {*span=>
+                        #[doc = #doc]
+                        #vis #ident: #rt::tensor::Tensor<2, #int>,
+                        #[doc = #mask_doc]
+                        #vis #mask: #rt::tensor::Tensor<2, #rt::tensor::Bool>,
+                        #[doc = #lengths_doc]
+                        #vis #lengths: #rt::tensor::Tensor<1, #int>
+                    }
+                }
+            }
+        })
+        .collect()
 }

@@ -101,12 +101,13 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             format!("`#[logits]` and `#[targets]` go together\nhelp: mark the {missing} field `#[{missing}]`, or remove this mark"),
         ));
     }
-    if let Some(errors) = errors.finish() {
-        return errors;
-    }
-    let (loss, _) = loss.expect("checked");
     let rt = Rt;
     let metric = quote!(#rt::burn::train::metric);
+    if let Some(errors) = errors.finish() {
+        let stand_in = stand_in(name, &metric);
+        return quote!(#errors #stand_in);
+    }
+    let (loss, _) = loss.expect("checked");
     let marked: Vec<&Ident> = [
         Some(&loss),
         logits.as_ref().map(|l| &l.0),
@@ -179,5 +180,43 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         }
 
         #classification
+    }
+}
+
+/// After an error, `name` as a step output that every metric can read (bodies that never run:
+/// the build has failed), so that the rejected derive is one error, not one more at the step's
+/// output type and at each metric.
+fn stand_in(name: &Ident, metric: &TokenStream) -> TokenStream {
+    let rt = Rt;
+    let inputs = [
+        quote!(#rt::metric::SampleLossInput),
+        quote!(#metric::LossInput),
+        quote!(#metric::AccuracyInput),
+        quote!(#metric::TopKAccuracyInput),
+        quote!(#metric::PerplexityInput),
+        quote!(#metric::ConfusionStatsInput),
+    ];
+    quote! {
+        impl #rt::burn::train::ItemLazy for #name {
+            fn sync(self) -> ::core::result::Result<Self, #rt::burn::tensor::ExecutionError> {
+                ::core::unreachable!()
+            }
+        }
+
+        impl #rt::StepOutput for #name {
+            type Checked = Self;
+
+            fn loss(&self) -> #rt::burn::tensor::Tensor<1> {
+                ::core::unreachable!()
+            }
+        }
+
+        #(
+            impl #metric::Adaptor<#inputs> for #name {
+                fn adapt(&self) -> #inputs {
+                    ::core::unreachable!()
+                }
+            }
+        )*
     }
 }

@@ -30,6 +30,11 @@ enum Edit {
     Duplicate(&'static str),
     /// The first key is gone, where the second is there.
     RemoveBeside(&'static str, &'static str),
+    /// The first `from` outside `training!` (the user's own types) becomes `to`.
+    Source {
+        from: &'static str,
+        to: &'static str,
+    },
 }
 
 use Edit::*;
@@ -113,8 +118,8 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
         "step_returns_the_loss_alone",
         Replace {
             key: "step",
-            from: "-> *}",
-            to: "-> burn::tensor::Tensor<1> { burn::tensor::Tensor::zeros([1], &burn::tensor::Device::flex()) }",
+            from: "-> *,",
+            to: "-> burn::tensor::Tensor<1> { let _ = (model, batch); burn::tensor::Tensor::zeros([1], &burn::tensor::Device::flex()) },",
         },
         true,
     ),
@@ -434,6 +439,32 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
         },
         true,
     ),
+    // The user's derived batch with a field the derive cannot batch: its error alone, not one
+    // more per use of the field in the step.
+    (
+        "batch_float_field_padded",
+        Source {
+            from: "    pub age: f32,",
+            to: "    #[pad(0)]\n    pub age: f32,",
+        },
+        true,
+    ),
+    (
+        "batch_array_field_padded",
+        Source {
+            from: "    pub measures: [f32; 4],",
+            to: "    #[pad(0)]\n    pub measures: [f32; 4],",
+        },
+        true,
+    ),
+    (
+        "output_field_without_role",
+        Source {
+            from: "    #[logits]\n",
+            to: "",
+        },
+        true,
+    ),
     // Module paths are only known once the model is built: a start-up error, listing them.
     (
         "freeze_path_misspelt",
@@ -564,6 +595,17 @@ fn apply(shape: &Shape, edit: &Edit) -> Option<(String, (usize, usize))> {
             let copy = &text[start..stop];
             let mutated = format!("{}{copy}{}", &text[..stop], &text[stop..]);
             Some((mutated, (stop, stop + copy.len())))
+        }
+        Source { from, to } => {
+            let i = text.find(from)?;
+            let mutated = format!("{}{to}{}", &text[..i], &text[i + from.len()..]);
+            // A line removed from an item: the mistake is the rest of that item.
+            let end = if to.is_empty() {
+                i + mutated[i..].find("\n}\n").unwrap_or(0)
+            } else {
+                i + to.len()
+            };
+            Some((mutated, (i, end)))
         }
     }
 }
@@ -726,6 +768,32 @@ fn points_into(error: &serde_json::Value, text: &str, (from, to): (usize, usize)
             // Inside the mistake's range, or overlapping it.
             start <= last && end >= first
         })
+}
+
+/// `fail/corpus/` holds a few cases with their reviewed `.stderr`, copied from the corpus: each
+/// must still be what the corpus generates.
+#[test]
+fn the_reviewed_corpus_cases_are_the_generated_ones() {
+    let reviewed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fail/corpus");
+    let generated = cases(Path::new("cases"));
+    let mut count = 0;
+    for entry in std::fs::read_dir(&reviewed).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let name = path.file_stem().unwrap().to_str().unwrap();
+            let case = generated
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("{name} is no longer a case of the corpus"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text == case.text,
+                "{name} differs from the corpus: copy it again"
+            );
+            count += 1;
+        }
+    }
+    assert!(count >= 5, "{count} reviewed cases");
 }
 
 #[test]

@@ -81,9 +81,12 @@ fn one_error_per_mistake_and_no_internal_names() {
             }
         }
         let source = std::fs::read_to_string(path.with_extension("rs")).unwrap();
-        if source.contains("training!") && !source.contains("::cli()") {
+        if source.contains("training!")
+            && !source.contains("::cli()")
+            && !source.contains("::cli_then(")
+        {
             failures.push(format!(
-                "{}: its `main` must use the experiment (`Name::cli()`)",
+                "{}: its `main` must use the experiment (`Name::cli()` or `Name::cli_then(..)`)",
                 path.display()
             ));
         }

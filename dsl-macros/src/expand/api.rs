@@ -592,7 +592,10 @@ fn test_saved(exp: &Experiment, model_name: &Ident, l: &Locals) -> TokenStream {
     );
     // The model first: the user's expressions then read the config its run recorded.
     let bind = bind_user_config(quote!(&*#model.config));
+    // A wrong output fails here once, at the output type, not again at each test metric.
+    let check = output_check(step, model_name, quote!(InferenceStep));
     quote! {
+        #check
         let epoch = #Rt::best_checkpoint(&Self::run_dir(#config)?, #watch)?;
         let #model = Self::load_with(#config, epoch, device)?;
         #bind
