@@ -27,7 +27,7 @@ fn assert_refused(args: &[&str], says: &str) {
 fn mistakes_name_the_key_and_exit_2() {
     assert_refused(
         &["--set", "epoch=5"],
-        "unknown config key `epoch`; the keys are: epochs, batch_size",
+        "unknown config key `epoch`; did you mean `epochs`?",
     );
     assert_refused(&["--epochs", "abc"], "invalid value 'abc' for '--epochs");
     assert_refused(&["--set", "lr=fast"], "invalid value for config key `lr`");
