@@ -158,7 +158,7 @@ impl Number {
 /// `sgd(lr = 0.1)`, `adam(..)`, `adamw(..)`, or any expression giving a `ModuleOptimizer`.
 pub enum Optimizer {
     Named {
-        /// A name of `catalog::OPTIMIZERS`.
+        /// A name of `dsl_vocabulary::optimizer::OPTIMIZERS`.
         name: Ident,
         lr: Option<Number>,
         args: Vec<(Ident, Number)>,

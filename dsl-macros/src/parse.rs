@@ -11,43 +11,10 @@ use syn::{
     Attribute, Expr, Ident, LitStr, Pat, ReturnType, Token, braced, bracketed, parenthesized,
 };
 
-use crate::ast::*;
-use crate::catalog;
-use crate::errors::{Errors, closest};
+use dsl_vocabulary::keys;
 
-/// Top-level keys, in the order the docs list them.
-pub const KEYS: &[&str] = &[
-    "name",
-    "model",
-    "step",
-    "loader",
-    "optimizer",
-    "lr",
-    "lr_schedule",
-    "epochs",
-    "metrics",
-    "callbacks",
-    "checkpoint",
-    "early_stopping",
-    "grad_accumulation",
-    "grad_clip",
-    "seed",
-    "artifacts",
-    "resume",
-    "init_from",
-    "freeze",
-    "unfreeze",
-    "ema",
-    "groups",
-    "gradient_checkpointing",
-    "lora",
-    "engine",
-    "strategy",
-    "devices",
-    "device",
-    "hparams",
-    "sweep",
-];
+use crate::ast::*;
+use crate::errors::{Errors, closest};
 
 /// Keys of `loader: { .. }`.
 pub const LOADER_KEYS: &[&str] = &[
@@ -79,7 +46,7 @@ pub fn parse(tokens: TokenStream, errors: &mut Errors) -> Experiment {
             span: Span::call_site(),
             ..Experiment::default()
         };
-        exp.given = entries(input, KEYS, errors, |key, input, errors| {
+        exp.given = entries(input, &keys::names(), errors, |key, input, errors| {
             top_level(&mut exp, key, input, errors)
         })?;
         Ok(exp)
@@ -460,8 +427,11 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
         return Ok(Optimizer::Expr(input.parse()?));
     }
     let name: Ident = input.parse()?;
-    if catalog::optimizer(&name.to_string()).is_none() {
-        let known: Vec<&str> = catalog::OPTIMIZERS.iter().map(|o| o.name).collect();
+    if dsl_vocabulary::optimizer::named(&name.to_string()).is_none() {
+        let known: Vec<&str> = dsl_vocabulary::optimizer::OPTIMIZERS
+            .iter()
+            .map(|o| o.name)
+            .collect();
         return Err(syn::Error::new(
             name.span(),
             format!(

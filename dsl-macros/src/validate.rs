@@ -2,6 +2,8 @@
 
 use proc_macro2::{Ident, Span};
 
+use dsl_vocabulary::sweep::{self, Values};
+
 use crate::ast::*;
 use crate::catalog::{self, MetricArg, SPLITS};
 use crate::errors::{Errors, closest};
@@ -225,35 +227,6 @@ fn hparam_names(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-/// What a swept key's values must be.
-#[derive(Clone, Copy)]
-enum SweepKind {
-    /// A whole number, at least this.
-    Whole(u64),
-    /// A positive number.
-    Positive,
-    /// A number in (0, 1).
-    Fraction,
-    Bool,
-    Text,
-}
-
-/// The config keys a sweep can vary: the scalar ones (the optimizer's arguments and the
-/// schedule stay as written; `--sweep` reaches any key with `--set`'s rules).
-const SWEEPABLE: &[(&str, SweepKind)] = &[
-    ("lr", SweepKind::Positive),
-    ("batch_size", SweepKind::Whole(1)),
-    ("epochs", SweepKind::Whole(1)),
-    ("seed", SweepKind::Whole(0)),
-    ("shuffle", SweepKind::Whole(0)),
-    ("grad_accumulation", SweepKind::Whole(1)),
-    ("workers", SweepKind::Whole(0)),
-    ("ema", SweepKind::Fraction),
-    ("unfreeze", SweepKind::Whole(1)),
-    ("gradient_checkpointing", SweepKind::Bool),
-    ("device", SweepKind::Text),
-];
-
 /// Each swept key is a config key a sweep can vary, listed once, with at least one value of
 /// its type; the trials need a metric to be ranked by.
 fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
@@ -266,7 +239,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         .flatten()
         .map(|h| h.name.to_string())
         .collect();
-    let keys: Vec<&str> = SWEEPABLE
+    let keys: Vec<&str> = sweep::SWEEPABLE
         .iter()
         .map(|(k, _)| *k)
         .chain(own.iter().map(String::as_str))
@@ -274,7 +247,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
     for (i, axis) in axes.iter().enumerate() {
         let key = axis.key.to_string();
         // A hyperparameter's values are checked against its type by rustc, at each value.
-        let kind = SWEEPABLE
+        let kind = sweep::SWEEPABLE
             .iter()
             .find(|(k, _)| *k == key)
             .map(|&(_, kind)| kind);
@@ -306,7 +279,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 &format!("`{key}` lists no value"),
                 &format!(
                     "give it at least one, e.g. `{key}: [{}]`",
-                    kind.map_or_else(|| own_default(exp, &key), |k| sweep_example(k).to_owned())
+                    kind.map_or_else(|| own_default(exp, &key), |k| k.example().to_owned())
                 ),
             );
         }
@@ -318,8 +291,8 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 err(
                     errors,
                     value.span(),
-                    &format!("`{key}` takes {}", describe(kind)),
-                    &format!("write e.g. `{key}: [{}]`", sweep_example(kind)),
+                    &format!("`{key}` takes {}", kind.describe()),
+                    &format!("write e.g. `{key}: [{}]`", kind.example()),
                 );
             }
         }
@@ -353,41 +326,20 @@ fn own_default(exp: &Experiment, key: &str) -> String {
     quote::quote!(#default).to_string()
 }
 
-fn fits(kind: SweepKind, value: &syn::Lit) -> bool {
+fn fits(kind: Values, value: &syn::Lit) -> bool {
     let number = |value: &syn::Lit| match value {
         syn::Lit::Int(i) => i.base10_parse::<f64>().ok(),
         syn::Lit::Float(f) => f.base10_parse::<f64>().ok(),
         _ => None,
     };
     match kind {
-        SweepKind::Whole(min) => {
+        Values::Whole(min) => {
             matches!(value, syn::Lit::Int(i) if i.base10_parse::<u64>().is_ok_and(|n| n >= min))
         }
-        SweepKind::Positive => number(value).is_some_and(|v| v > 0.0),
-        SweepKind::Fraction => number(value).is_some_and(|v| v > 0.0 && v < 1.0),
-        SweepKind::Bool => matches!(value, syn::Lit::Bool(_)),
-        SweepKind::Text => matches!(value, syn::Lit::Str(_)),
-    }
-}
-
-fn describe(kind: SweepKind) -> &'static str {
-    match kind {
-        SweepKind::Whole(0) => "whole numbers (0, 1, 2, ...)",
-        SweepKind::Whole(_) => "whole numbers from 1",
-        SweepKind::Positive => "numbers above 0",
-        SweepKind::Fraction => "numbers between 0 and 1",
-        SweepKind::Bool => "`true` or `false`",
-        SweepKind::Text => "names in quotes",
-    }
-}
-
-fn sweep_example(kind: SweepKind) -> &'static str {
-    match kind {
-        SweepKind::Whole(_) => "16, 32",
-        SweepKind::Positive => "1e-3, 1e-2",
-        SweepKind::Fraction => "0.99, 0.999",
-        SweepKind::Bool => "false, true",
-        SweepKind::Text => "\"flex\", \"cuda:0\"",
+        Values::Positive => number(value).is_some_and(|v| v > 0.0),
+        Values::Fraction => number(value).is_some_and(|v| v > 0.0 && v < 1.0),
+        Values::Bool => matches!(value, syn::Lit::Bool(_)),
+        Values::Text => matches!(value, syn::Lit::Str(_)),
     }
 }
 
@@ -488,29 +440,16 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-/// The spelling rules of `dsl_runtime::device::split` (the runtime, which this crate cannot
-/// depend on, also knows which backends the binary was built with).
+/// The device name's spelling; whether its backend was built in is known only at run time.
 fn device_name(device: &syn::LitStr, errors: &mut Errors) {
-    let name = device.value();
-    let (backend, index) = match name.split_once(':') {
-        Some((backend, index)) => (backend, Some(index)),
-        None => (name.as_str(), None),
-    };
-    let indexed = matches!(backend, "cuda" | "wgpu");
-    let known = indexed || matches!(backend, "flex" | "cpu" | "ndarray");
-    let message = if !known {
-        format!("unknown device `{name}`")
-    } else if index.is_some_and(|i| !indexed || i.parse::<usize>().is_err()) {
-        format!("`{name}` is not a device of the `{backend}` backend")
-    } else {
-        return;
-    };
-    err(
-        errors,
-        device.span(),
-        &message,
-        "write `flex` (the default), `cpu`, `ndarray`, `cuda`, `cuda:N`, `wgpu` or `wgpu:N`",
-    );
+    if let Err(message) = dsl_vocabulary::device::split(&device.value()) {
+        err(
+            errors,
+            device.span(),
+            &message,
+            &format!("write {}", dsl_vocabulary::device::SPELLINGS),
+        );
+    }
 }
 
 /// A module path is dot-separated names, none of them empty; whether the model has it is known
@@ -801,7 +740,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
             }),
             None,
         ) if args.iter().all(|(arg, _)| {
-            catalog::optimizer(&name.to_string())
+            dsl_vocabulary::optimizer::named(&name.to_string())
                 .is_none_or(|spec| spec.arg(&arg.to_string()).is_some())
         }) =>
         {
@@ -840,7 +779,7 @@ fn optimizer_arguments(exp: &Experiment, errors: &mut Errors) {
     let Some(Optimizer::Named { name, args, .. }) = &exp.optimizer else {
         return;
     };
-    let spec = catalog::optimizer(&name.to_string()).expect("parsed names are known");
+    let spec = dsl_vocabulary::optimizer::named(&name.to_string()).expect("parsed names are known");
     for (arg, value) in args {
         match spec.arg(&arg.to_string()) {
             None => err(

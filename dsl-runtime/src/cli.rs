@@ -291,9 +291,6 @@ fn fails_alone<C: DeserializeOwned>(base: &Value, key: &str, value: &Value, sour
         && serde_json::from_value::<C>(alone).is_err()
 }
 
-/// Spellings `training!` also accepts for a config key (`adam(beta1 = ..)`), taken here too.
-const ALIASES: &[(&str, &str)] = &[("beta1", "beta_1"), ("beta2", "beta_2")];
-
 /// Sets `path` (dot-separated) in `config`; the key must exist.
 fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(), CliError> {
     let mut node = config;
@@ -304,12 +301,13 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
                 "{source}: `{path}` goes inside a value that has no keys"
             )));
         };
-        let part = match ALIASES.iter().find(|(alias, _)| *alias == part) {
-            Some((alias, name)) if !map.contains_key(part) && map.contains_key(*name) => {
+        // Spellings `training!` also accepts for an optimizer argument (`adam(beta1 = ..)`).
+        let part = match dsl_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
+            Some((alias, name)) if !map.contains_key(part) && map.contains_key(name) => {
                 eprintln!(
                     "note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`"
                 );
-                *name
+                name
             }
             _ => part,
         };

@@ -9,36 +9,7 @@ use burn::tensor::Device;
 
 use crate::FitError;
 
-/// The spellings [`parse`] accepts, for messages.
-pub const SPELLINGS: &str =
-    "`flex`, `cpu`, `ndarray`, `cuda`, `cuda:N`, `wgpu`, `wgpu:N` (the N-th discrete GPU)";
-
-/// A device name split into its backend and an optional index (`cuda:1` → `("cuda", Some(1))`),
-/// or why it is not one. `training!` checks a `device:` key's spelling by the same rules at
-/// compile time (`dsl-macros/src/validate.rs`); whether its backend was built in is known only
-/// here.
-pub fn split(spec: &str) -> Result<(&str, Option<usize>), String> {
-    let (backend, index) = match spec.split_once(':') {
-        Some((backend, index)) => match index.parse::<usize>() {
-            Ok(index) => (backend, Some(index)),
-            Err(_) => {
-                return Err(format!(
-                    "`{spec}`: the part after `:` must be a device index (0, 1, ...)"
-                ));
-            }
-        },
-        None => (spec, None),
-    };
-    match (backend, index) {
-        ("cuda" | "wgpu", _) | ("flex" | "cpu" | "ndarray", None) => Ok((backend, index)),
-        ("flex" | "cpu" | "ndarray", Some(_)) => Err(format!(
-            "`{spec}`: the `{backend}` backend has one device; write `{backend}`"
-        )),
-        _ => Err(format!(
-            "unknown device `{spec}`; the devices are {SPELLINGS}"
-        )),
-    }
-}
+pub use dsl_vocabulary::device::{SPELLINGS, split};
 
 /// The device `spec` names. A backend this binary was built without is an error naming the
 /// cargo feature that adds it.
@@ -47,7 +18,8 @@ pub fn parse(spec: &str) -> Result<Device, FitError> {
         option: "device",
         message,
     };
-    let (backend, index) = split(spec).map_err(invalid)?;
+    let (backend, index) = split(spec)
+        .map_err(|message| invalid(format!("{message}; the devices are {SPELLINGS}")))?;
     let missing = |feature: &str| {
         invalid(format!(
             "`{spec}` needs Burn's `{feature}` backend, which this binary was built without: \
@@ -102,19 +74,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_split_into_backend_and_index() {
-        assert_eq!(split("flex"), Ok(("flex", None)));
-        assert_eq!(split("cuda"), Ok(("cuda", None)));
-        assert_eq!(split("cuda:1"), Ok(("cuda", Some(1))));
-        assert_eq!(split("wgpu:0"), Ok(("wgpu", Some(0))));
-        assert!(split("cuda:x").unwrap_err().contains("device index"));
-        assert!(split("flex:1").unwrap_err().contains("has one device"));
-        assert!(split("tpu").unwrap_err().contains("unknown device `tpu`"));
-    }
-
-    #[test]
     fn flex_is_always_there() {
         assert_eq!(parse("flex").unwrap(), Device::flex());
+        let err = parse("tpu").unwrap_err().to_string();
+        assert!(
+            err.contains("unknown device `tpu`; the devices are `flex`"),
+            "{err}"
+        );
     }
 
     #[cfg(not(feature = "cuda"))]

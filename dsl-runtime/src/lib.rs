@@ -49,38 +49,7 @@
 //!
 //! ## Keys
 //!
-//! | key | required | form | default |
-//! |-----|----------|------|---------|
-//! | `name` | yes | a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case | private items |
-//! | `model` | yes | `Type = expression`; `device` in the expression is the run's device (autodiff), `config` the run's config | |
-//! | `step` | yes | `\|model, batch: Batch\| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...) | |
-//! | `loader` | yes | `{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: \|item, rng\| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it | `test`, `augment`: none; `shuffle`: dataset order; `workers`: 0 |
-//! | `optimizer` | yes | `sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0 | Burn's defaults for unnamed arguments |
-//! | `lr` | with an optimizer expression | number | |
-//! | `lr_schedule` | no | `constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs | `constant` |
-//! | `epochs` | yes | whole number ≥ 1 | |
-//! | `metrics` | no | `[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `auc_pr`, `perplexity`, `hamming`, `cer`, `wer`, `iteration_speed`, `lr`, or your own as `split.metric(name = expr)`, recorded as `name`: `metric::Mean::higher_is_better(f)` (a per-batch value and weight from `f(&output)`, averaged over the epoch), `metric::Epoch::higher_is_better(state)` (a [`metric::EpochMetric`], one value per epoch), or any numeric Burn metric | `[train.loss, valid.loss]` |
-//! | `callbacks` | no | `[expr, ..]`: values implementing [`Callback`] (hooks at run, epoch and step, may stop the run, may save state in checkpoints); not with `engine`/`strategy`/`devices` | none |
-//! | `checkpoint` | no | `keep_last(n) \| best(split.metric) \| every(k)` (joined with `\|`) or `none`: files in `<run dir>/checkpoint` after every epoch | `none` |
-//! | `strategy` | no | `single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out") | `single` |
-//! | `devices` | no | whole number ≥ 1; more than one runs on Burn's engine | 1 |
-//! | `engine` | no | `ours` or `burn` (Burn's `SupervisedTraining`, also on one device) | `ours` |
-//! | `resume` | no | `latest` or `epoch(n)` of the newest run (or the config's `run`); needs `checkpoint` | a fresh run in a new `run-<N>` directory; earlier runs are kept |
-//! | `early_stopping` | no | `patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)` | none |
-//! | `grad_accumulation` | no | whole number ≥ 1 (Burn's `GradientsAccumulator`) | none |
-//! | `grad_clip` | no | `norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp | none |
-//! | `seed` | no | seeds the device RNG before the model is built | none |
-//! | `artifacts` | no | string: root folder of run directories | `"artifacts"` |
-//! | `init_from` | no | string: a `.safetensors` file (e.g. from `--export`) or a run's `checkpoint/model-N.bpk` whose weights a fresh run starts from; every parameter must be there with its shape. Unlike `resume`, nothing else carries over (optimizer, schedule, epochs, history) | none |
-//! | `freeze` | no | `[fc1, encoder.layer, "layers.0"]`: module paths of the model whose parameters are not trained (Burn's `freeze_group`); a path naming no parameter is a start-up error listing them | none |
-//! | `unfreeze` | no | the epoch (≥ 1) from which the `freeze` paths train again | frozen for the run |
-//! | `groups` | no | `{ fc1: lr(1e-4), .. }`: module paths at their own base rate, following the run's schedule scaled (Burn's per-group `ModuleLrScheduler`); `lr(0.0)` holds a group still | none |
-//! | `lora` | no | `{ rank: 4, alpha: 8, on: [fc1, fc2] }`: Burn's LoRA adapters on the 2-D weights under `on`; every base parameter is frozen | none; alpha defaults to the rank |
-//! | `ema` | no | decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint | none |
-//! | `gradient_checkpointing` | no | `true`: Burn's balanced gradient checkpointing (activations recomputed in the backward pass) | `false` |
-//! | `device` | no | `"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature | `"flex"` |
-//! | `hparams` | no | `{ /// doc\n hidden: usize = 64, dropout: f64 = 0.1 }`: the experiment's own hyperparameters, typed fields of `<Name>Config` that every expression reads as `config.hidden` (as it reads `config.epochs`); set with `--set`/`--config`, swept, saved in `config.json`, checked on resume; a saved run's model is rebuilt with the values it recorded | none |
-//! | `sweep` | no | `{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over `lr`, `batch_size`, `epochs`, `seed`, `shuffle`, `grad_accumulation`, `workers`, `ema`, `unfreeze`, `gradient_checkpointing`, `device` and the `hparams`, each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded) | no sweep |
+#![doc = include_str!("keys.md")]
 //!
 //! Every mistake is a compile error at the offending token: unknown or duplicate keys (with "did
 //! you mean"), missing keys, malformed values, zero epochs or batch size, non-positive learning

@@ -110,85 +110,113 @@ impl OptimizerSpec {
         Ok(self.build())
     }
 
+    /// Each setting against the range `training!` checks it by at compile time (one table,
+    /// `dsl_vocabulary::optimizer`).
     fn check(&self) -> Result<(), FitError> {
-        /// A range: the test and how the error states it.
-        type Range = (fn(f64) -> bool, &'static str);
-        const UNIT: Range = (|v| (0.0..1.0).contains(&v), "in [0, 1)");
-        const POSITIVE: Range = (|v| v > 0.0 && v.is_finite(), "positive");
-        const NON_NEGATIVE: Range = (|v| v >= 0.0 && v.is_finite(), "0 or more");
-        let settings: Vec<(&str, Option<f64>, Range)> = match *self {
+        let (name, settings): (&str, Vec<(&str, Option<f64>)>) = match *self {
             OptimizerSpec::Sgd {
                 momentum,
                 weight_decay,
-            } => vec![
-                ("momentum", momentum, UNIT),
-                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
-            ],
+            } => (
+                "sgd",
+                vec![
+                    ("momentum", momentum),
+                    ("weight_decay", weight_decay.map(f64::from)),
+                ],
+            ),
             OptimizerSpec::Adam {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => vec![
-                ("beta_1", Some(beta_1.into()), UNIT),
-                ("beta_2", Some(beta_2.into()), UNIT),
-                ("epsilon", Some(epsilon.into()), POSITIVE),
-                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
-            ],
+            } => (
+                "adam",
+                vec![
+                    ("beta_1", Some(beta_1.into())),
+                    ("beta_2", Some(beta_2.into())),
+                    ("epsilon", Some(epsilon.into())),
+                    ("weight_decay", weight_decay.map(f64::from)),
+                ],
+            ),
             OptimizerSpec::AdamW {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            }
-            | OptimizerSpec::Lamb {
+            } => (
+                "adamw",
+                vec![
+                    ("beta_1", Some(beta_1.into())),
+                    ("beta_2", Some(beta_2.into())),
+                    ("epsilon", Some(epsilon.into())),
+                    ("weight_decay", Some(weight_decay.into())),
+                ],
+            ),
+            OptimizerSpec::Lamb {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => vec![
-                ("beta_1", Some(beta_1.into()), UNIT),
-                ("beta_2", Some(beta_2.into()), UNIT),
-                ("epsilon", Some(epsilon.into()), POSITIVE),
-                ("weight_decay", Some(weight_decay.into()), NON_NEGATIVE),
-            ],
+            } => (
+                "lamb",
+                vec![
+                    ("beta_1", Some(beta_1.into())),
+                    ("beta_2", Some(beta_2.into())),
+                    ("epsilon", Some(epsilon.into())),
+                    ("weight_decay", Some(weight_decay.into())),
+                ],
+            ),
             OptimizerSpec::RmsProp {
                 alpha,
                 momentum,
                 epsilon,
                 weight_decay,
-            } => vec![
-                ("alpha", Some(alpha.into()), UNIT),
-                ("momentum", Some(momentum.into()), UNIT),
-                ("epsilon", Some(epsilon.into()), POSITIVE),
-                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
-            ],
+            } => (
+                "rmsprop",
+                vec![
+                    ("alpha", Some(alpha.into())),
+                    ("momentum", Some(momentum.into())),
+                    ("epsilon", Some(epsilon.into())),
+                    ("weight_decay", weight_decay.map(f64::from)),
+                ],
+            ),
             OptimizerSpec::AdaGrad {
                 lr_decay,
                 epsilon,
                 weight_decay,
-            } => vec![
-                ("lr_decay", Some(lr_decay), NON_NEGATIVE),
-                ("epsilon", Some(epsilon.into()), POSITIVE),
-                ("weight_decay", weight_decay.map(f64::from), NON_NEGATIVE),
-            ],
+            } => (
+                "adagrad",
+                vec![
+                    ("lr_decay", Some(lr_decay)),
+                    ("epsilon", Some(epsilon.into())),
+                    ("weight_decay", weight_decay.map(f64::from)),
+                ],
+            ),
             OptimizerSpec::Lion {
                 beta_1,
                 beta_2,
                 weight_decay,
-            } => vec![
-                ("beta_1", Some(beta_1.into()), UNIT),
-                ("beta_2", Some(beta_2.into()), UNIT),
-                ("weight_decay", Some(weight_decay.into()), NON_NEGATIVE),
-            ],
+            } => (
+                "lion",
+                vec![
+                    ("beta_1", Some(beta_1.into())),
+                    ("beta_2", Some(beta_2.into())),
+                    ("weight_decay", Some(weight_decay.into())),
+                ],
+            ),
         };
-        for (key, value, (ok, range)) in settings {
+        let optimizer = dsl_vocabulary::optimizer::named(name).expect("every variant is named");
+        for (key, value) in settings {
+            let range = optimizer
+                .arg(key)
+                .expect("every setting is an argument")
+                .range;
             if let Some(value) = value
-                && !ok(value)
+                && !range.contains(value)
             {
                 return Err(FitError::InvalidOption {
                     option: "optimizer",
-                    message: format!("`{key}` is {value}; it must be {range}"),
+                    message: format!("`{key}` is {value}; it must be {}", range.describe()),
                 });
             }
         }

@@ -3,6 +3,14 @@
 //! that lives here is written once, so the compile-time check and the run-time one cannot drift
 //! apart (`darling_core`'s idea: plain Rust, no `syn`, no Burn).
 
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod device;
+pub mod keys;
+pub mod metrics;
+pub mod optimizer;
 mod suggest;
+pub mod sweep;
 
 pub use suggest::closest;

@@ -1,0 +1,256 @@
+//! The top-level keys of `training!`: what the parser accepts, and the keys table of the crate
+//! docs (`dsl-runtime/src/keys.md`, generated from this table and checked by a test).
+
+/// One key of `training!`.
+pub struct Key {
+    /// As written in `training!`.
+    pub name: &'static str,
+    /// `yes`, `no`, or when it is required.
+    pub required: &'static str,
+    /// What the value looks like, in Markdown.
+    pub form: &'static str,
+    /// What an absent key means, in Markdown.
+    pub default: &'static str,
+}
+
+/// Every key, in the order the docs list them.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "name",
+        required: "yes",
+        form: "a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case",
+        default: "private items",
+    },
+    Key {
+        name: "model",
+        required: "yes",
+        form: "`Type = expression`; `device` in the expression is the run's device (autodiff), `config` the run's config",
+        default: "",
+    },
+    Key {
+        name: "step",
+        required: "yes",
+        form: "`|model, batch: Batch| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...)",
+        default: "",
+    },
+    Key {
+        name: "loader",
+        required: "yes",
+        form: "`{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: |item, rng| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it",
+        default: "`test`, `augment`: none; `shuffle`: dataset order; `workers`: 0",
+    },
+    Key {
+        name: "optimizer",
+        required: "yes",
+        form: "`sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0",
+        default: "Burn's defaults for unnamed arguments",
+    },
+    Key {
+        name: "lr",
+        required: "with an optimizer expression",
+        form: "number",
+        default: "",
+    },
+    Key {
+        name: "lr_schedule",
+        required: "no",
+        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs",
+        default: "`constant`",
+    },
+    Key {
+        name: "epochs",
+        required: "yes",
+        form: "whole number ≥ 1",
+        default: "",
+    },
+    Key {
+        name: "metrics",
+        required: "no",
+        form: "`[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `auc_pr`, `perplexity`, `hamming`, `cer`, `wer`, `iteration_speed`, `lr`, or your own as `split.metric(name = expr)`, recorded as `name`: `metric::Mean::higher_is_better(f)` (a per-batch value and weight from `f(&output)`, averaged over the epoch), `metric::Epoch::higher_is_better(state)` (a [`metric::EpochMetric`], one value per epoch), or any numeric Burn metric",
+        default: "`[train.loss, valid.loss]`",
+    },
+    Key {
+        name: "callbacks",
+        required: "no",
+        form: "`[expr, ..]`: values implementing [`Callback`] (hooks at run, epoch and step, may stop the run, may save state in checkpoints); not with `engine`/`strategy`/`devices`",
+        default: "none",
+    },
+    Key {
+        name: "checkpoint",
+        required: "no",
+        form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch",
+        default: "`none`",
+    },
+    Key {
+        name: "strategy",
+        required: "no",
+        form: r#"`single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out")"#,
+        default: "`single`",
+    },
+    Key {
+        name: "devices",
+        required: "no",
+        form: "whole number ≥ 1; more than one runs on Burn's engine",
+        default: "1",
+    },
+    Key {
+        name: "engine",
+        required: "no",
+        form: "`ours` or `burn` (Burn's `SupervisedTraining`, also on one device)",
+        default: "`ours`",
+    },
+    Key {
+        name: "resume",
+        required: "no",
+        form: "`latest` or `epoch(n)` of the newest run (or the config's `run`); needs `checkpoint`",
+        default: "a fresh run in a new `run-<N>` directory; earlier runs are kept",
+    },
+    Key {
+        name: "early_stopping",
+        required: "no",
+        form: "`patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)`",
+        default: "none",
+    },
+    Key {
+        name: "grad_accumulation",
+        required: "no",
+        form: "whole number ≥ 1 (Burn's `GradientsAccumulator`)",
+        default: "none",
+    },
+    Key {
+        name: "grad_clip",
+        required: "no",
+        form: "`norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp",
+        default: "none",
+    },
+    Key {
+        name: "seed",
+        required: "no",
+        form: "seeds the device RNG before the model is built",
+        default: "none",
+    },
+    Key {
+        name: "artifacts",
+        required: "no",
+        form: "string: root folder of run directories",
+        default: r#"`"artifacts"`"#,
+    },
+    Key {
+        name: "init_from",
+        required: "no",
+        form: "string: a `.safetensors` file (e.g. from `--export`) or a run's `checkpoint/model-N.bpk` whose weights a fresh run starts from; every parameter must be there with its shape. Unlike `resume`, nothing else carries over (optimizer, schedule, epochs, history)",
+        default: "none",
+    },
+    Key {
+        name: "freeze",
+        required: "no",
+        form: r#"`[fc1, encoder.layer, "layers.0"]`: module paths of the model whose parameters are not trained (Burn's `freeze_group`); a path naming no parameter is a start-up error listing them"#,
+        default: "none",
+    },
+    Key {
+        name: "unfreeze",
+        required: "no",
+        form: "the epoch (≥ 1) from which the `freeze` paths train again",
+        default: "frozen for the run",
+    },
+    Key {
+        name: "groups",
+        required: "no",
+        form: "`{ fc1: lr(1e-4), .. }`: module paths at their own base rate, following the run's schedule scaled (Burn's per-group `ModuleLrScheduler`); `lr(0.0)` holds a group still",
+        default: "none",
+    },
+    Key {
+        name: "lora",
+        required: "no",
+        form: "`{ rank: 4, alpha: 8, on: [fc1, fc2] }`: Burn's LoRA adapters on the 2-D weights under `on`; every base parameter is frozen",
+        default: "none; alpha defaults to the rank",
+    },
+    Key {
+        name: "ema",
+        required: "no",
+        form: "decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint",
+        default: "none",
+    },
+    Key {
+        name: "gradient_checkpointing",
+        required: "no",
+        form: "`true`: Burn's balanced gradient checkpointing (activations recomputed in the backward pass)",
+        default: "`false`",
+    },
+    Key {
+        name: "device",
+        required: "no",
+        form: r#"`"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature"#,
+        default: r#"`"flex"`"#,
+    },
+    Key {
+        name: "hparams",
+        required: "no",
+        form: r#"`{ /// doc\n hidden: usize = 64, dropout: f64 = 0.1 }`: the experiment's own hyperparameters, typed fields of `<Name>Config` that every expression reads as `config.hidden` (as it reads `config.epochs`); set with `--set`/`--config`, swept, saved in `config.json`, checked on resume; a saved run's model is rebuilt with the values it recorded"#,
+        default: "none",
+    },
+    Key {
+        name: "sweep",
+        required: "no",
+        form: "`{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over {sweepable} and the `hparams`, each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded)",
+        default: "no sweep",
+    },
+];
+
+/// The key names, in order.
+pub fn names() -> Vec<&'static str> {
+    KEYS.iter().map(|k| k.name).collect()
+}
+
+/// The keys as a Markdown table (a `|` inside a cell escaped; `{sweepable}` in a form is the
+/// list of [`crate::sweep::SWEEPABLE`]).
+pub fn markdown_table() -> String {
+    let sweepable = crate::sweep::names()
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut table =
+        String::from("| key | required | form | default |\n|-----|----------|------|---------|\n");
+    for key in KEYS {
+        let cell = |text: &str| text.replace('|', "\\|").replace("{sweepable}", &sweepable);
+        table.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            key.name,
+            key.required,
+            cell(key.form),
+            cell(key.default)
+        ));
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crate docs of `dsl-runtime` include `keys.md`, written from [`KEYS`]; after a change
+    /// of the table, `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary` writes it again.
+    #[test]
+    fn the_keys_table_of_the_docs_is_this_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../dsl-runtime/src/keys.md");
+        let table = markdown_table();
+        if std::env::var_os("DSL_WRITE_DOCS").is_some() {
+            std::fs::write(path, &table).unwrap();
+        }
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == table,
+            "{path} is not the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
+        );
+    }
+
+    #[test]
+    fn every_key_is_named_once() {
+        let mut names = names();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count);
+    }
+}
