@@ -404,3 +404,35 @@ fn config_fields_are_checked_unless_the_expression_binds_its_own_config() {
         ]
     );
 }
+
+#[test]
+fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
+    let msgs = messages(quote! {
+        name: Both,
+        model: Mlp = Mlp::new(device),
+        step: |model, batch: Batch| -> ClassificationOutput { model.forward(batch) },
+        loader: {
+            train: a(), valid: b(), test: c(), augment: |item, rng| item, batcher: B, batch_size: 2,
+        },
+        optimizer: sgd(lr = 0.1),
+        lr_schedule: plateau(valid.loss, factor = 0.5, patience = 1),
+        epochs: 1,
+        metrics: [valid.loss],
+        callbacks: [Stop],
+        ema: 0.9,
+        lora: { rank: 2, on: [fc1] },
+        init_from: "w.safetensors",
+        freeze: [fc1],
+        gradient_checkpointing: true,
+        engine: burn,
+    });
+    let refused: Vec<&String> = msgs
+        .iter()
+        .filter(|m| m.contains("this crate's fit loop"))
+        .collect();
+    assert_eq!(
+        refused.len(),
+        dsl_vocabulary::engine::OURS_ONLY.len(),
+        "{msgs:#?}"
+    );
+}

@@ -472,63 +472,39 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     if !exp.has_burn_engine() {
         return;
     }
-    let test = exp.loader.as_ref().and_then(|l| l.test.as_ref());
     let span = syn::spanned::Spanned::span;
-    let features = [
-        (
-            "callbacks need",
-            "`callbacks`",
-            exp.callbacks.iter().flatten().next().map(span),
-        ),
-        ("a test split needs", "`test`", test.map(span)),
-        (
-            "augmentation needs",
-            "`augment`",
-            exp.loader
-                .as_ref()
-                .and_then(|l| l.augment.as_ref())
-                .map(span),
-        ),
-        (
-            "a moving average needs",
-            "`ema`",
-            exp.ema.as_ref().map(|n| n.span),
-        ),
-        ("LoRA needs", "`lora`", exp.lora.as_ref().map(|l| l.span)),
-        (
-            "starting from saved weights needs",
-            "`init_from`",
-            exp.init_from.as_ref().map(syn::LitStr::span),
-        ),
-        (
-            "freezing needs",
-            "`freeze`",
-            exp.freeze.iter().flatten().next().map(|(_, span)| *span),
-        ),
-        (
-            "a plateau schedule needs",
-            "`lr_schedule: plateau(..)`",
-            match &exp.lr_schedule {
+    let loader = exp.loader.as_ref();
+    for feature in dsl_vocabulary::engine::OURS_ONLY {
+        let at = match feature.key {
+            "callbacks" => exp.callbacks.iter().flatten().next().map(span),
+            "test" => loader.and_then(|l| l.test.as_ref()).map(span),
+            "augment" => loader.and_then(|l| l.augment.as_ref()).map(span),
+            "ema" => exp.ema.as_ref().map(|n| n.span),
+            "lora" => exp.lora.as_ref().map(|l| l.span),
+            "init_from" => exp.init_from.as_ref().map(syn::LitStr::span),
+            "freeze" => exp.freeze.iter().flatten().next().map(|(_, span)| *span),
+            "lr_schedule" => match &exp.lr_schedule {
                 Some(Schedule::Plateau { factor, .. }) => Some(factor.span),
                 _ => None,
             },
-        ),
-        (
-            "gradient checkpointing needs",
-            "`gradient_checkpointing`",
-            exp.gradient_checkpointing
+            "gradient_checkpointing" => exp
+                .gradient_checkpointing
                 .as_ref()
                 .filter(|b| b.value)
                 .map(|b| b.span),
-        ),
-    ];
-    for (what, key, span) in features {
-        if let Some(span) = span {
+            other => unreachable!("`{other}` of OURS_ONLY has no span here"),
+        };
+        if let Some(at) = at {
+            let key = match feature.key {
+                "lr_schedule" => "`lr_schedule: plateau(..)`".to_owned(),
+                key => format!("`{key}`"),
+            };
             err(
                 errors,
-                span,
+                at,
                 &format!(
-                    "{what} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)"
+                    "{} this crate's fit loop, and this experiment can run on Burn's engine (it has an `engine`, `strategy` or `devices` key)",
+                    feature.needs
                 ),
                 &format!("remove those keys to train on our loop, or remove {key}"),
             );

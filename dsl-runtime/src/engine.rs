@@ -235,19 +235,25 @@ where
         option,
         message: message.to_owned(),
     };
-    // Set from the command line (`training!` refuses them with an engine key at compile time).
-    let ours_only = [
-        ("init_from", options.init_from.is_some()),
-        ("freeze", !options.freeze.is_empty()),
-        ("lora", options.lora.is_some()),
-        ("ema", options.ema.is_some()),
-        ("gradient_checkpointing", options.gradient_checkpointing),
-        ("lr_schedule", options.plateau.is_some()),
-        ("augment", data.augment.is_some()),
-    ];
-    if let Some((option, _)) = ours_only.into_iter().find(|(_, set)| *set) {
+    // Set from the command line (`training!` refuses them with an engine key at compile time);
+    // callbacks and a test split are code, which the macro alone sees.
+    let set = |key: &str| match key {
+        "init_from" => options.init_from.is_some(),
+        "freeze" => !options.freeze.is_empty(),
+        "lora" => options.lora.is_some(),
+        "ema" => options.ema.is_some(),
+        "gradient_checkpointing" => options.gradient_checkpointing,
+        "lr_schedule" => options.plateau.is_some(),
+        "augment" => data.augment.is_some(),
+        "callbacks" | "test" => false,
+        other => unreachable!("`{other}` of OURS_ONLY is not looked up here"),
+    };
+    if let Some(feature) = dsl_vocabulary::engine::OURS_ONLY
+        .iter()
+        .find(|feature| set(feature.key))
+    {
         return Err(invalid(
-            option,
+            feature.key,
             "is a setting of this crate's fit loop, which Burn's engine does not honour: unset it, or train with `engine = ours` on one device",
         ));
     }

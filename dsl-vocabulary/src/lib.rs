@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod device;
+pub mod engine;
 pub mod keys;
 pub mod metrics;
 pub mod optimizer;
