@@ -2,6 +2,7 @@
 
 use proc_macro2::{Ident, Span};
 
+use dsl_vocabulary::bounds::{self, Bound};
 use dsl_vocabulary::sweep::{self, Values};
 
 use crate::ast::*;
@@ -241,16 +242,13 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         .collect();
     let keys: Vec<&str> = sweep::SWEEPABLE
         .iter()
-        .map(|(k, _)| *k)
+        .copied()
         .chain(own.iter().map(String::as_str))
         .collect();
     for (i, axis) in axes.iter().enumerate() {
         let key = axis.key.to_string();
         // A hyperparameter's values are checked against its type by rustc, at each value.
-        let kind = sweep::SWEEPABLE
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|&(_, kind)| kind);
+        let kind = sweep::values(&key);
         if kind.is_none() && !own.contains(&key) {
             let fix = match closest(&key, &keys) {
                 Some(close) => format!("did you mean `{close}`?"),
@@ -333,11 +331,11 @@ fn fits(kind: Values, value: &syn::Lit) -> bool {
         _ => None,
     };
     match kind {
-        Values::Whole(min) => {
-            matches!(value, syn::Lit::Int(i) if i.base10_parse::<u64>().is_ok_and(|n| n >= min))
+        // A whole bound takes integer literals only (`16`, not `16.0`).
+        Values::Number(bound @ Bound::Whole(_)) => {
+            matches!(value, syn::Lit::Int(_)) && number(value).is_some_and(|v| bound.admits(v))
         }
-        Values::Positive => number(value).is_some_and(|v| v > 0.0),
-        Values::Fraction => number(value).is_some_and(|v| v > 0.0 && v < 1.0),
+        Values::Number(bound) => number(value).is_some_and(|v| bound.admits(v)),
         Values::Bool => matches!(value, syn::Lit::Bool(_)),
         Values::Text => matches!(value, syn::Lit::Str(_)),
     }
@@ -350,7 +348,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         module_path(path, *span, errors);
     }
     if let Some(n) = &exp.unfreeze {
-        if !n.is_int || n.value < 1.0 {
+        if !n.is_int || !bounds::of("unfreeze").admits(n.value) {
             err(
                 errors,
                 n,
@@ -416,7 +414,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         }
     }
     if let Some(decay) = &exp.ema
-        && !(decay.value > 0.0 && decay.value < 1.0)
+        && !bounds::of("ema").admits(decay.value)
     {
         err(
             errors,
@@ -514,7 +512,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
 
 /// `multi` and `ddp` need two devices or more; `single` needs one; counts are whole.
 fn devices_fit_the_strategy(exp: &Experiment, errors: &mut Errors) {
-    count(errors, "devices", &exp.devices, 1.0);
+    count(errors, "devices", &exp.devices);
     let devices = exp.devices.as_ref().map_or(1, Number::as_usize);
     match &exp.strategy {
         Some(s) if s != "single" && devices < 2 => err(
@@ -650,35 +648,36 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-fn count(errors: &mut Errors, key: &str, n: &Option<Number>, min: f64) {
+/// A count within its bound (`dsl_vocabulary::bounds`), written as a whole number.
+fn count(errors: &mut Errors, key: &str, n: &Option<Number>) {
     let Some(n) = n else { return };
-    if !n.is_int || n.value < min {
-        let at_least = if min > 0.0 {
-            "a whole number of at least 1"
-        } else {
-            "a whole number, 0 or more"
+    let bound = bounds::of(key);
+    if !n.is_int || !bound.admits(n.value) {
+        let example = match bound {
+            Bound::Whole(min) => min.max(1),
+            _ => 1,
         };
         err(
             errors,
             n,
-            &format!("`{key}` must be {at_least}"),
-            &format!("write e.g. `{key}: {}`", min.max(1.0)),
+            &format!("`{key}` must be {}", bound.describe()),
+            &format!("write e.g. `{key}: {example}`"),
         );
     }
 }
 
 /// Epochs, batch size and accumulation are at least 1; seeds and worker counts are whole.
 fn positive_counts(exp: &Experiment, errors: &mut Errors) {
-    count(errors, "epochs", &exp.epochs, 1.0);
-    count(errors, "grad_accumulation", &exp.grad_accumulation, 1.0);
-    count(errors, "seed", &exp.seed, 0.0);
+    count(errors, "epochs", &exp.epochs);
+    count(errors, "grad_accumulation", &exp.grad_accumulation);
+    count(errors, "seed", &exp.seed);
     if let Some(loader) = &exp.loader {
-        count(errors, "batch_size", &loader.batch_size, 1.0);
-        count(errors, "workers", &loader.workers, 0.0);
-        count(errors, "shuffle", &loader.shuffle, 0.0);
+        count(errors, "batch_size", &loader.batch_size);
+        count(errors, "workers", &loader.workers);
+        count(errors, "shuffle", &loader.shuffle);
     }
     if let Some(Clip::Norm(n) | Clip::Value(n)) = &exp.grad_clip
-        && n.value <= 0.0
+        && !bounds::of("grad_clip").admits(n.value)
     {
         err(
             errors,
@@ -739,7 +738,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
         (_, top) => top.as_ref(),
     };
     if let Some(lr) = lr
-        && !(lr.value > 0.0 && lr.value.is_finite())
+        && !bounds::of("lr").admits(lr.value)
     {
         err(
             errors,
@@ -1065,7 +1064,7 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
     };
     for policy in policies {
         match policy {
-            Policy::KeepLast(n) if !n.is_int || n.value < 1.0 => {
+            Policy::KeepLast(n) if !n.is_int || !bounds::of("keep_last").admits(n.value) => {
                 err(
                     errors,
                     n,
@@ -1073,7 +1072,7 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
                     "write `keep_last(1)` or more, or `checkpoint: none`",
                 );
             }
-            Policy::Every(n) if !n.is_int || n.value < 1.0 => {
+            Policy::Every(n) if !n.is_int || !bounds::of("every").admits(n.value) => {
                 err(
                     errors,
                     n,
@@ -1099,7 +1098,7 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
     let Some(rule) = &exp.early_stopping else {
         return;
     };
-    if !rule.patience.is_int || rule.patience.value < 1.0 {
+    if !rule.patience.is_int || !bounds::of("patience").admits(rule.patience.value) {
         err(
             errors,
             &rule.patience,

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use dsl_vocabulary::bounds;
+
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
 use crate::output::runs::Runs;
@@ -204,7 +206,10 @@ impl FitOptions {
                 message: message.to_owned(),
             })
         };
-        if self.batch_size == 0 {
+        // The bounds `training!` checks at compile time (`dsl_vocabulary::bounds`), for values
+        // that come from the command line, a config file or code.
+        let within = |key: &str, value: f64| bounds::of(key).admits(value);
+        if !within("batch_size", self.batch_size as f64) {
             return invalid("batch_size", "must be at least 1");
         }
         if self.first_epoch == 0 {
@@ -219,32 +224,35 @@ impl FitOptions {
                 ),
             );
         }
-        if self.grad_accumulation == Some(0) {
+        if self
+            .grad_accumulation
+            .is_some_and(|n| !within("grad_accumulation", n as f64))
+        {
             return invalid(
                 "grad_accumulation",
                 "must be at least 1 (1 is the same as no accumulation)",
             );
         }
         match self.grad_clip {
-            Some(GradClip::Norm(max)) if max.is_nan() || max <= 0.0 => {
+            Some(GradClip::Norm(max)) if !within("grad_clip", max.into()) => {
                 return invalid("grad_clip", "norm(max) needs a positive max");
             }
-            Some(GradClip::Value(max)) if max.is_nan() || max <= 0.0 => {
+            Some(GradClip::Value(max)) if !within("grad_clip", max.into()) => {
                 return invalid("grad_clip", "value(max) needs a positive max");
             }
             _ => {}
         }
         if let Some(stop) = &self.early_stopping
-            && stop.patience == 0
+            && !within("patience", stop.patience as f64)
         {
             return invalid("early_stopping", "patience must be at least 1 epoch");
         }
         for policy in self.checkpoint.iter().flatten() {
             match policy {
-                Policy::KeepLast { n: 0 } => {
+                Policy::KeepLast { n } if !within("keep_last", *n as f64) => {
                     return invalid("checkpoint", "keep_last(n) must keep at least 1 epoch");
                 }
-                Policy::Every { k: 0 } => {
+                Policy::Every { k } if !within("every", *k as f64) => {
                     return invalid("checkpoint", "every(k) needs a period of at least 1 epoch");
                 }
                 _ => {}
@@ -272,7 +280,7 @@ impl FitOptions {
             return invalid("unfreeze", "there is nothing to unfreeze: set `freeze` too");
         }
         if let Some(decay) = self.ema
-            && !(decay > 0.0 && decay < 1.0)
+            && !within("ema", decay)
         {
             return invalid(
                 "ema",

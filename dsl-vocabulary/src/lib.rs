@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bounds;
 pub mod config;
 pub mod device;
 pub mod engine;
