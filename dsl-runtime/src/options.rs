@@ -234,10 +234,10 @@ impl FitOptions {
             );
         }
         match self.grad_clip {
-            Some(GradClip::Norm(max)) if !within("grad_clip", max.into()) => {
+            Some(GradClip::Norm(max)) if !within("grad_clip", max) => {
                 return invalid("grad_clip", "norm(max) needs a positive max");
             }
-            Some(GradClip::Value(max)) if !within("grad_clip", max.into()) => {
+            Some(GradClip::Value(max)) if !within("grad_clip", max) => {
                 return invalid("grad_clip", "value(max) needs a positive max");
             }
             _ => {}
