@@ -237,7 +237,7 @@ impl FitOptions {
             Some(GradClip::Norm(max)) if !within("grad_clip", max) => {
                 return invalid("grad_clip", "norm(max) needs a positive max");
             }
-            Some(GradClip::Value(max)) if !within("grad_clip", max) => {
+            Some(GradClip::Value(max)) if !within("grad_clip", max.into()) => {
                 return invalid("grad_clip", "value(max) needs a positive max");
             }
             _ => {}
