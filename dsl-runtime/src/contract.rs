@@ -251,3 +251,61 @@ pub fn confusion_input(logits: Tensor<2>, targets: Tensor<1, Int>) -> ConfusionS
     let [_, classes] = logits.dims();
     ConfusionStatsInput::new(logits, targets.one_hot(classes).bool())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The note of a metric the output cannot feed is an attribute's literal: it must say what
+    /// the catalogue (`dsl_vocabulary::metrics`) says about which output feeds which metric.
+    #[test]
+    fn the_note_of_a_metric_the_output_cannot_feed_follows_the_catalogue() {
+        let source = include_str!("contract.rs");
+        let note = source
+            .lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with("note = \"classification metrics")
+            })
+            .expect("the note of `FeedsMetric`");
+        let group = |start: &str, end: &str| -> Vec<String> {
+            let from = note
+                .find(start)
+                .unwrap_or_else(|| panic!("`{start}` in {note}"))
+                + start.len();
+            let to = from + note[from..].find(end).unwrap();
+            note[from..to]
+                .split([',', ' '])
+                .filter(|w| !w.is_empty() && *w != "and")
+                .map(|w| w.trim_matches('`').to_owned())
+                .collect()
+        };
+        let groups = [
+            (
+                "ClassificationOutput",
+                group("classification metrics (", ")"),
+            ),
+            ("SequenceOutput", group("`SequenceOutput` feeds ", ";")),
+            (
+                "MultiLabelClassificationOutput",
+                group("`MultiLabelClassificationOutput` feeds ", ";"),
+            ),
+            (
+                "every output",
+                group("; `loss`", " work with")
+                    .into_iter()
+                    .chain(["loss".to_owned()])
+                    .collect(),
+            ),
+        ];
+        for metric in dsl_vocabulary::metrics::METRICS {
+            for (output, named) in &groups {
+                let feeds = metric.outputs.split(", ").any(|o| o == *output);
+                assert_eq!(
+                    feeds,
+                    named.iter().any(|n| n == metric.name),
+                    "`{}` and {output}: the catalogue says {feeds}",
+                    metric.name
+                );
+            }
+        }
+    }
+}

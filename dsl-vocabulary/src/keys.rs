@@ -66,7 +66,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "metrics",
         required: "no",
-        form: "`[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric `loss`, `accuracy`, `top_k(k)`, `precision`, `recall`, `f1`, `fbeta(beta)`, `auroc`, `auc_pr`, `perplexity`, `hamming`, `cer`, `wer`, `iteration_speed`, `lr`, or your own as `split.metric(name = expr)`, recorded as `name`: `metric::Mean::higher_is_better(f)` (a per-batch value and weight from `f(&output)`, averaged over the epoch), `metric::Epoch::higher_is_better(state)` (a [`metric::EpochMetric`], one value per epoch), or any numeric Burn metric",
+        form: "`[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric {metrics}, or your own as `split.metric(name = expr)`, recorded as `name`: `metric::Mean::higher_is_better(f)` (a per-batch value and weight from `f(&output)`, averaged over the epoch), `metric::Epoch::higher_is_better(state)` (a [`metric::EpochMetric`], one value per epoch), or any numeric Burn metric",
         default: "`[train.loss, valid.loss]`",
     },
     Key {
@@ -203,8 +203,17 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The keys as a Markdown table (a `|` inside a cell escaped; `{sweepable}` in a form is the
-/// list of [`crate::sweep::SWEEPABLE`]).
+/// list of [`crate::sweep::SWEEPABLE`], `{metrics}` that of [`crate::metrics::METRICS`]).
 pub fn markdown_table() -> String {
+    let metrics = crate::metrics::METRICS
+        .iter()
+        .map(|m| match m.arg {
+            crate::metrics::MetricArg::None => format!("`{}`", m.name),
+            crate::metrics::MetricArg::Count => format!("`{}(k)`", m.name),
+            crate::metrics::MetricArg::Positive => format!("`{}(beta)`", m.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     let sweepable = crate::sweep::names()
         .iter()
         .map(|k| format!("`{k}`"))
@@ -213,7 +222,11 @@ pub fn markdown_table() -> String {
     let mut table =
         String::from("| key | required | form | default |\n|-----|----------|------|---------|\n");
     for key in KEYS {
-        let cell = |text: &str| text.replace('|', "\\|").replace("{sweepable}", &sweepable);
+        let cell = |text: &str| {
+            text.replace('|', "\\|")
+                .replace("{sweepable}", &sweepable)
+                .replace("{metrics}", &metrics)
+        };
         table.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
             key.name,
