@@ -108,22 +108,10 @@ pub fn best_checkpoint(run_dir: &Path, watch: Option<(Split, &str)>) -> Result<u
             option: "load_best",
             message: format!("the run did not record {split}.{metric}"),
         })?;
-    let better = |a: f64, b: f64| {
-        if series.higher_is_better {
-            a > b
-        } else {
-            a < b
-        }
-    };
-    let mut best: Option<(usize, f64)> = None;
-    for &epoch in &epochs {
-        if let Some(value) = series.at(epoch)
-            && !value.is_nan()
-            && best.is_none_or(|(_, b)| better(value, b))
-        {
-            best = Some((epoch, value));
-        }
-    }
+    let checkpointed = epochs
+        .iter()
+        .filter_map(|&epoch| Some((epoch, series.at(epoch)?)));
+    let best = crate::history::best_of(checkpointed, series.higher_is_better);
     Ok(best.map_or(newest, |(epoch, _)| epoch))
 }
 

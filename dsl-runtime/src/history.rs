@@ -157,16 +157,39 @@ impl Series {
         Some(ext)
     }
 
-    /// The epoch with the best value, by the metric's direction.
+    /// The epoch with the best value, by the metric's direction ([`best_of`]).
     pub fn best_epoch(&self) -> Option<usize> {
-        self.extremes().map(|ext| {
-            if self.higher_is_better {
-                ext.max.1
+        best_of(self.epochs.iter().copied(), self.higher_is_better).map(|(epoch, _)| epoch)
+    }
+}
+
+/// Whether `value` improves on `best` by more than `min_delta` in the metric's direction: the one
+/// rule of "better" that `best(..)` checkpoints, `load_best`, sweep rankings, early stopping and
+/// the plateau schedule share. A value that is not finite (a diverged loss) never improves; any
+/// finite value improves on none.
+pub fn improves(value: f64, best: Option<f64>, higher_is_better: bool, min_delta: f64) -> bool {
+    value.is_finite()
+        && best.is_none_or(|best| {
+            if higher_is_better {
+                value > best + min_delta
             } else {
-                ext.min.1
+                value < best - min_delta
             }
         })
-    }
+}
+
+/// The best `(epoch, value)` of `values` by [`improves`]; of equal values, the earliest.
+pub fn best_of(
+    values: impl IntoIterator<Item = (usize, f64)>,
+    higher_is_better: bool,
+) -> Option<(usize, f64)> {
+    values.into_iter().fold(None, |best, (epoch, value)| {
+        if improves(value, best.map(|(_, b)| b), higher_is_better, 0.0) {
+            Some((epoch, value))
+        } else {
+            best
+        }
+    })
 }
 
 /// All series of a run, in the order the metrics were declared (train first).
@@ -232,6 +255,19 @@ mod tests {
                 .collect(),
             steps: vec![],
         }
+    }
+
+    #[test]
+    fn one_rule_of_better_skips_what_is_not_finite_and_keeps_the_earliest_tie() {
+        use super::{best_of, improves};
+        assert!(improves(1.0, None, false, 0.0));
+        assert!(!improves(f64::NAN, None, false, 0.0), "NaN is never best");
+        assert!(!improves(f64::NEG_INFINITY, Some(1.0), false, 0.0));
+        assert!(!improves(0.95, Some(1.0), false, 0.1), "within min_delta");
+        let values = [(1, f64::NAN), (2, 0.5), (3, 0.4), (4, 0.4), (5, f64::INFINITY)];
+        assert_eq!(best_of(values, false), Some((3, 0.4)));
+        assert_eq!(best_of(values, true), Some((2, 0.5)));
+        assert_eq!(best_of([(1, f64::NAN)], true), None);
     }
 
     #[test]

@@ -323,19 +323,12 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
     Ok(md)
 }
 
-/// The best `(epoch, value)` of a curve; non-finite values never win.
+/// The best `(epoch, value)` of a curve (`history::best_of`: non-finite values never win).
 fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<(usize, f64)> {
-    curve
-        .iter()
-        .filter_map(|&(e, v)| Some((e, v?)))
-        .reduce(|best, next| {
-            let better = if higher_is_better {
-                next.1 > best.1
-            } else {
-                next.1 < best.1
-            };
-            if better { next } else { best }
-        })
+    crate::history::best_of(
+        curve.iter().filter_map(|&(e, v)| Some((e, v?))),
+        higher_is_better,
+    )
 }
 
 /// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,

@@ -1,11 +1,11 @@
 //! When a watched metric stops improving: early stopping ends the run, a plateau schedule
 //! lowers the learning rate. Both count epochs since the last improvement the same way.
 
-use crate::history::{History, Series};
+use crate::history::{History, Series, improves};
 use crate::spec::{EarlyStopping, PlateauRule};
 
 /// The best value of a watched metric so far, and the epochs since it last improved by more
-/// than `min_delta`; the first value always counts as an improvement.
+/// than `min_delta` (`history::improves`: the first finite value always counts).
 #[derive(Default)]
 struct Improvement {
     best: Option<(f64, usize)>,
@@ -15,11 +15,8 @@ struct Improvement {
 impl Improvement {
     /// Takes `series`' value of `epoch` into account.
     fn observe(&mut self, series: &Series, value: f64, epoch: usize, min_delta: f64) {
-        let improved = match self.best {
-            None => true,
-            Some((best, _)) if series.higher_is_better => value > best + min_delta,
-            Some((best, _)) => value < best - min_delta,
-        };
+        let best = self.best.map(|(best, _)| best);
+        let improved = improves(value, best, series.higher_is_better, min_delta);
         if improved {
             self.best = Some((value, epoch));
             self.stale = 0;
