@@ -264,7 +264,13 @@ mod tests {
         assert!(!improves(f64::NAN, None, false, 0.0), "NaN is never best");
         assert!(!improves(f64::NEG_INFINITY, Some(1.0), false, 0.0));
         assert!(!improves(0.95, Some(1.0), false, 0.1), "within min_delta");
-        let values = [(1, f64::NAN), (2, 0.5), (3, 0.4), (4, 0.4), (5, f64::INFINITY)];
+        let values = [
+            (1, f64::NAN),
+            (2, 0.5),
+            (3, 0.4),
+            (4, 0.4),
+            (5, f64::INFINITY),
+        ];
         assert_eq!(best_of(values, false), Some((3, 0.4)));
         assert_eq!(best_of(values, true), Some((2, 0.5)));
         assert_eq!(best_of([(1, f64::NAN)], true), None);

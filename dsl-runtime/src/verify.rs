@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::output::run_dir::HEADER;
+use crate::output::metrics_csv::{HEADER, Key, Row};
 use crate::provenance::Provenance;
 use crate::{FitError, FitOptions};
 
@@ -28,28 +28,8 @@ impl Drop for Recorded {
     }
 }
 
-/// What identifies a row of `metrics.csv`: the step (empty for an epoch's value), the epoch,
-/// the split and the metric.
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct Key {
-    step: Option<usize>,
-    epoch: usize,
-    split: String,
-    metric: String,
-}
-
-impl std::fmt::Display for Key {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{} at ", self.split, self.metric)?;
-        match self.step {
-            Some(step) => write!(f, "step {step} (epoch {})", self.epoch),
-            None => write!(f, "the end of epoch {}", self.epoch),
-        }
-    }
-}
-
-/// One row of `metrics.csv`, its value kept as written, with its line number (1 is the header).
-struct Row {
+/// One row of `metrics.csv` with its line number (1 is the header).
+struct Numbered {
     line: usize,
     key: Key,
     value: String,
@@ -57,36 +37,20 @@ struct Row {
 
 /// The rows of `metrics.csv` lines that follow the header (whose line is 1), and a note for
 /// each line that is not a row.
-fn rows(text: &str) -> (Vec<Row>, Vec<(usize, String)>) {
+fn rows(text: &str) -> (Vec<Numbered>, Vec<(usize, String)>) {
     let (mut rows, mut bad) = (Vec::new(), Vec::new());
     for (k, line) in text.lines().enumerate() {
         let number = k + 2;
-        match row(number, line) {
-            Some(row) => rows.push(row),
+        match Row::parse(line) {
+            Some(Row { key, value }) => rows.push(Numbered {
+                line: number,
+                key,
+                value,
+            }),
             None => bad.push((number, format!("line {number} is not a row: `{line}`"))),
         }
     }
     (rows, bad)
-}
-
-fn row(line: usize, text: &str) -> Option<Row> {
-    let [step, epoch, split, metric, value] = text.split(',').collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let step = match step {
-        "" => None,
-        step => Some(step.parse().ok()?),
-    };
-    Some(Row {
-        line,
-        key: Key {
-            step,
-            epoch: epoch.parse().ok()?,
-            split: split.to_owned(),
-            metric: metric.to_owned(),
-        },
-        value: value.to_owned(),
-    })
 }
 
 impl Recorded {
@@ -259,7 +223,7 @@ fn scratch_dir() -> PathBuf {
 }
 
 /// Every way `recorded` differs from `rerun`, each with the recorded line it concerns.
-fn differences(recorded: &[Row], rerun: &[Row]) -> Vec<(usize, String)> {
+fn differences(recorded: &[Numbered], rerun: &[Numbered]) -> Vec<(usize, String)> {
     let mut problems = Vec::new();
     let position: HashMap<&Key, usize> =
         rerun.iter().enumerate().map(|(i, r)| (&r.key, i)).collect();

@@ -20,7 +20,7 @@ use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure};
 use crate::history::Split;
 use crate::metric::SplitMetric;
 use crate::output::atomic::replace_file;
-use crate::output::run_dir::CsvValue;
+use crate::output::metrics_csv::Line;
 use crate::output::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::{FitError, FitOptions};
 
@@ -166,7 +166,16 @@ fn test_rows(evaluation: &Evaluation) -> String {
     evaluation
         .values
         .iter()
-        .map(|(key, value)| format!(",{epoch},test,{key},{}\n", CsvValue(*value)))
+        .map(|(key, value)| {
+            let line = Line {
+                step: None,
+                epoch,
+                split: "test",
+                metric: key,
+                value: *value,
+            };
+            format!("{line}\n")
+        })
         .collect()
 }
 

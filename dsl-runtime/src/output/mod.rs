@@ -2,6 +2,7 @@
 
 pub(crate) mod atomic;
 pub(crate) mod console;
+pub(crate) mod metrics_csv;
 pub(crate) mod plot;
 pub(crate) mod progress;
 pub(crate) mod run_dir;

@@ -9,11 +9,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::atomic::replace_file;
+use super::metrics_csv::{HEADER, Line, Row};
 use super::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::history::{History, Split};
-
-/// The first line of `metrics.csv`.
-pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
 
 /// An open run directory; a disabled one (a smoke test) writes nothing.
 pub(crate) struct RunDir {
@@ -45,18 +43,16 @@ impl RunDir {
             // Rows reach the file in buffer-sized pieces, so a killed process may have left half
             // a row at the end: only lines with their newline count.
             let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+            // The header, written again below, and a damaged line are no rows.
             let rows = complete.lines().filter(|line| {
-                let columns: Vec<&str> = line.split(',').collect();
-                let [step, epoch, _, _, _] = columns[..] else {
-                    return false;
-                };
-                let Ok(epoch) = epoch.parse::<usize>() else {
-                    return false; // the header, written again below
-                };
-                let step = step.parse::<usize>().ok();
-                epoch <= done
-                    || (epoch == done + 1
-                        && step.zip(last_step).is_some_and(|(step, last)| step <= last))
+                Row::parse(line).is_some_and(|Row { key, .. }| {
+                    key.epoch <= done
+                        || (key.epoch == done + 1
+                            && key
+                                .step
+                                .zip(last_step)
+                                .is_some_and(|(step, last)| step <= last))
+                })
             });
             let kept: String = std::iter::once(HEADER)
                 .chain(rows)
@@ -124,10 +120,13 @@ impl RunDir {
                 .value(Some(step), epoch, split.as_str(), metric, value)
                 .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
-        self.row(format_args!(
-            "{step},{epoch},{split},{metric},{}",
-            CsvValue(value)
-        ))
+        self.row(Line {
+            step: Some(step),
+            epoch,
+            split: split.as_str(),
+            metric,
+            value,
+        })
     }
 
     /// An epoch's value: the `step` column is left empty.
@@ -143,13 +142,16 @@ impl RunDir {
                 .value(None, epoch, split.as_str(), metric, value)
                 .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
-        self.row(format_args!(
-            ",{epoch},{split},{metric},{}",
-            CsvValue(value)
-        ))
+        self.row(Line {
+            step: None,
+            epoch,
+            split: split.as_str(),
+            metric,
+            value,
+        })
     }
 
-    fn row(&mut self, row: std::fmt::Arguments) -> std::io::Result<()> {
+    fn row(&mut self, row: Line) -> std::io::Result<()> {
         match &mut self.metrics {
             Some(csv) => {
                 writeln!(csv, "{row}").map_err(|e| naming(&self.path.join("metrics.csv"), e))
@@ -178,21 +180,11 @@ fn naming(file: &Path, error: std::io::Error) -> std::io::Error {
     std::io::Error::new(error.kind(), format!("{}: {error}", file.display()))
 }
 
-/// A value written without loss, one rule for every value: the shortest text that parses back
-/// to the same `f64` (Rust's round-trip formatting). A loss, an `f32` widened exactly, therefore
-/// reads `0.7027324438095093`, and parsed as `f32` it gives the loss's bits again.
-pub(crate) struct CsvValue(pub f64);
-
-impl std::fmt::Display for CsvValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{CsvValue, RunDir};
+    use super::RunDir;
     use crate::history::{History, Split};
+    use crate::output::metrics_csv::CsvValue;
 
     #[test]
     fn a_run_continuing_inside_an_epoch_keeps_its_rows_up_to_the_saved_step() {

@@ -1,0 +1,123 @@
+//! `metrics.csv`, the run's record of every value, and the one place that knows its format:
+//! rows are written here ([`Line`]) by the run directory and the test split, and read back
+//! ([`Row::parse`]) to trim an interrupted run's file on resume and by `--verify`.
+
+/// The first line.
+pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
+
+/// A value written without loss, one rule for every value: the shortest text that parses back
+/// to the same `f64` (Rust's round-trip formatting). A loss, an `f32` widened exactly, therefore
+/// reads `0.7027324438095093`, and parsed as `f32` it gives the loss's bits again.
+pub(crate) struct CsvValue(pub f64);
+
+impl std::fmt::Display for CsvValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One row as written, without its newline and without allocating: `step` is empty for an
+/// epoch's value.
+pub(crate) struct Line<'a> {
+    pub step: Option<usize>,
+    pub epoch: usize,
+    pub split: &'a str,
+    pub metric: &'a str,
+    pub value: f64,
+}
+
+impl std::fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(step) = self.step {
+            write!(f, "{step}")?;
+        }
+        let Line {
+            epoch,
+            split,
+            metric,
+            value,
+            ..
+        } = self;
+        write!(f, ",{epoch},{split},{metric},{}", CsvValue(*value))
+    }
+}
+
+/// What identifies a row: the step (empty for an epoch's value), the epoch, the split and the
+/// metric.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    pub step: Option<usize>,
+    pub epoch: usize,
+    pub split: String,
+    pub metric: String,
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{} at ", self.split, self.metric)?;
+        match self.step {
+            Some(step) => write!(f, "step {step} (epoch {})", self.epoch),
+            None => write!(f, "the end of epoch {}", self.epoch),
+        }
+    }
+}
+
+/// A row read back, its value kept as written.
+pub(crate) struct Row {
+    pub key: Key,
+    pub value: String,
+}
+
+impl Row {
+    /// The row of `line`, or `None` for the header or a line that is not a whole row.
+    pub(crate) fn parse(line: &str) -> Option<Row> {
+        let [step, epoch, split, metric, value] = line.split(',').collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let step = match step {
+            "" => None,
+            step => Some(step.parse().ok()?),
+        };
+        Some(Row {
+            key: Key {
+                step,
+                epoch: epoch.parse().ok()?,
+                split: split.to_owned(),
+                metric: metric.to_owned(),
+            },
+            value: value.to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CsvValue, Line, Row};
+
+    #[test]
+    fn a_row_written_reads_back_the_same() {
+        let line = Line {
+            step: Some(7),
+            epoch: 2,
+            split: "train",
+            metric: "loss",
+            value: f64::from(0.702_732_4_f32),
+        }
+        .to_string();
+        assert_eq!(line, "7,2,train,loss,0.7027323842048645");
+        let row = Row::parse(&line).unwrap();
+        assert_eq!((row.key.step, row.key.epoch), (Some(7), 2));
+        assert_eq!(row.value.parse::<f32>().unwrap(), 0.702_732_4_f32);
+        let epoch = Line {
+            step: None,
+            epoch: 3,
+            split: "valid",
+            metric: "accuracy",
+            value: 0.1,
+        };
+        assert_eq!(epoch.to_string(), ",3,valid,accuracy,0.1");
+        assert!(Row::parse(super::HEADER).is_none());
+        assert!(Row::parse("x,1,train,loss,1").is_none());
+        assert_eq!(CsvValue(0.1).to_string(), "0.1");
+    }
+}
