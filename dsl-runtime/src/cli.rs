@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use crate::error::CliError;
 use crate::sweep::Plan;
 use crate::{FitError, FitOptions};
 
@@ -126,17 +127,6 @@ fn parse_resume(text: &str) -> Result<Value, String> {
                 "expected `latest` or an epoch number (1, 2, ...), got `{n}`"
             )),
         },
-    }
-}
-
-/// A command-line mistake, reported with exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(String);
-
-impl CliError {
-    pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
     }
 }
 

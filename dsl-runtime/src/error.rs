@@ -186,3 +186,14 @@ impl FitError {
         FitError::Dataset(error.into())
     }
 }
+
+/// A command-line mistake (a flag, a `--set`, a sweep's grid), reported with exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(pub(crate) String);
+
+impl CliError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}

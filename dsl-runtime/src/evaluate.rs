@@ -6,14 +6,15 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::train::InferenceStep;
+use burn::train::metric::MetricMetadata;
+use burn::train::{InferenceStep, ItemLazy};
 use serde::de::DeserializeOwned;
 
 use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
-use crate::data::Loader;
-use crate::fit::epoch::infer;
+use crate::data::{EpochBatches, Loader};
 use crate::history::Split;
+use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::runs::Runs;
 
@@ -214,6 +215,61 @@ where
             Ok((m.key().to_owned(), value))
         })
         .collect()
+}
+
+/// Runs `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every
+/// metric: the shared body of a validation epoch and of evaluating a test set. `false` when a
+/// run holding the Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last
+/// batch.
+pub(crate) fn infer<M, I>(
+    model: &M,
+    mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
+    (split, epoch): (Split, usize),
+    metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
+    interruptible: bool,
+) -> Result<bool, FitError>
+where
+    M: InferenceStep,
+{
+    let mut index = 0;
+    while let Some(batch) = batches.next() {
+        index += 1;
+        if interruptible && interrupt::raised() {
+            return Ok(false);
+        }
+        let batch = batch.map_err(|source| FitError::Data {
+            split,
+            epoch,
+            batch: index,
+            source,
+        })?;
+        let item = InferenceStep::step(model, batch).sync()?;
+        let metadata = MetricMetadata {
+            progress: batches.progress(),
+            iteration: Some(index),
+            lr: None,
+        };
+        for metric in metrics.iter_mut() {
+            feed(split, metric.as_mut(), &item, &metadata)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Feeds one step output to one metric, naming the metric if its tensors cannot be read.
+pub(crate) fn feed<O>(
+    split: Split,
+    metric: &mut dyn SplitMetric<O>,
+    item: &O,
+    metadata: &MetricMetadata,
+) -> Result<Option<f64>, FitError> {
+    metric
+        .update(item, metadata)
+        .map_err(|source| FitError::Metric {
+            split,
+            metric: metric.key().to_owned(),
+            source,
+        })
 }
 
 #[cfg(test)]

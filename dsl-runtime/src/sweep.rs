@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::FitError;
-use crate::cli::CliError;
+use crate::error::CliError;
 use crate::history::{History, Split};
 use crate::output::atomic::replace_file;
 use crate::output::plot::sweep_svg;

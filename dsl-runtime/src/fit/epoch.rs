@@ -10,7 +10,8 @@ use super::ema::Ema;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
 use crate::callback::{Callbacks, StepEnd};
-use crate::data::{DataError, EpochBatches, Loader};
+use crate::data::{DataError, Loader};
+use crate::evaluate::{feed, infer};
 use crate::history::{History, Split};
 use crate::interrupt;
 use crate::metric::SplitMetric;
@@ -219,7 +220,7 @@ impl<M: LearnerModel> TrainState<M> {
             };
             let mut step_loss = None;
             for (metric, &series_index) in metrics.iter_mut().zip(series) {
-                let Some(value) = update(Split::Train, metric.as_mut(), &item, &metadata)? else {
+                let Some(value) = feed(Split::Train, metric.as_mut(), &item, &metadata)? else {
                     continue;
                 };
                 if metric.key() == "loss" {
@@ -288,59 +289,4 @@ where
     }
     ctx.finish(Split::Valid, metrics, series)?;
     Ok(true)
-}
-
-/// Runs `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every
-/// metric: the shared body of a validation epoch and of evaluating a test set. `false` when a
-/// run holding the Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last
-/// batch.
-pub(crate) fn infer<M, I>(
-    model: &M,
-    mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
-    (split, epoch): (Split, usize),
-    metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
-    interruptible: bool,
-) -> Result<bool, FitError>
-where
-    M: InferenceStep,
-{
-    let mut index = 0;
-    while let Some(batch) = batches.next() {
-        index += 1;
-        if interruptible && interrupt::raised() {
-            return Ok(false);
-        }
-        let batch = batch.map_err(|source| FitError::Data {
-            split,
-            epoch,
-            batch: index,
-            source,
-        })?;
-        let item = InferenceStep::step(model, batch).sync()?;
-        let metadata = MetricMetadata {
-            progress: batches.progress(),
-            iteration: Some(index),
-            lr: None,
-        };
-        for metric in metrics.iter_mut() {
-            update(split, metric.as_mut(), &item, &metadata)?;
-        }
-    }
-    Ok(true)
-}
-
-/// Feeds one step output to one metric, naming the metric if its tensors cannot be read.
-fn update<O>(
-    split: Split,
-    metric: &mut dyn SplitMetric<O>,
-    item: &O,
-    metadata: &MetricMetadata,
-) -> Result<Option<f64>, FitError> {
-    metric
-        .update(item, metadata)
-        .map_err(|source| FitError::Metric {
-            split,
-            metric: metric.key().to_owned(),
-            source,
-        })
 }

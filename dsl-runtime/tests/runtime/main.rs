@@ -11,6 +11,7 @@ mod ema;
 mod engines;
 mod fine_tuning;
 mod macro_equivalence;
+mod module_graph;
 mod predict_export;
 mod reproduce;
 mod run_outputs;

@@ -23,7 +23,10 @@ use burn::train::{
 
 use crate::fit::Data;
 use crate::metric::{BatchValue, Epoch, EpochMetric, Keyed, Mean, SplitMetric, Tracked};
-use crate::predict::{PredictionRows, PredictionTable};
+mod predictions;
+
+pub use predictions::PredictionRows;
+use predictions::PredictionTable;
 
 /// A step output a run can train on: it has a loss to back-propagate and can be synced for
 /// metrics (`ItemLazy`). `#[derive(StepOutput)]` implements it; by hand, set `Checked = Self`.
@@ -258,7 +261,7 @@ mod tests {
     /// the catalogue (`dsl_vocabulary::metrics`) says about which output feeds which metric.
     #[test]
     fn the_note_of_a_metric_the_output_cannot_feed_follows_the_catalogue() {
-        let source = include_str!("contract.rs");
+        let source = include_str!("mod.rs");
         let note = source
             .lines()
             .find(|l| {
