@@ -301,7 +301,7 @@ impl EntryBodies {
                 ::core::result::Result::Ok(path.to_owned())
             },
             sweep: sweep(exp, snake),
-            cli: cli(exp, &config_name, l),
+            cli: cli(),
             with_options: with_options(exp, name, snake, keys, l),
         }
     }
@@ -637,67 +637,78 @@ fn predict_saved(exp: &Experiment, l: &Locals) -> TokenStream {
     }
 }
 
-/// `cli()`: `--test-only`, `--predict` and `--export` use a saved run; anything else trains.
-fn cli(exp: &Experiment, config_name: &Ident, l: &Locals) -> TokenStream {
-    let Locals {
-        config, options, ..
-    } = l;
-    let args = Ident::new("args", Span::mixed_site());
-    let test_only = match exp.loader.as_ref().and_then(|l| l.test.as_ref()) {
-        Some(_) => quote! {
-            let evaluation = Self::test_saved(&#config, &device)?;
-            ::std::println!("{}", #Rt::test_line(&evaluation));
-            return Self::run_dir(&#config);
-        },
-        None => quote! {
-            return ::core::result::Result::Err(#Rt::FitError::InvalidOption {
-                option: "test_only",
-                message: "this experiment has no test split: add `test: ..` to its `loader`".into(),
-            });
-        },
+/// `cli()`: the runtime's `cli::run` over the experiment's `cli::Experiment` impl.
+fn cli() -> TokenStream {
+    quote!(#Rt::cli::run::<Self>(after))
+}
+
+/// `impl cli::Experiment`: one-line methods over the entry points, for the runtime's `cli::run`.
+pub fn experiment_impl(exp: &Experiment, name: &Ident) -> TokenStream {
+    let config_name = config_name(name);
+    let model_name = model_name(name);
+    let device_ty = quote!(#Rt::burn::tensor::Device);
+    let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #Rt::FitError>);
+    let path_result = result(quote!(::std::path::PathBuf));
+    let test_saved = match exp.loader.as_ref().and_then(|l| l.test.as_ref()) {
+        Some(_) => quote!(::core::option::Option::Some(Self::test_saved(
+            config, device
+        ))),
+        None => quote!(::core::option::Option::None),
     };
+    let eval_result = result(quote!(#Rt::Evaluation));
+    let fit_result = result(quote!(#Rt::FitReport<#model_name>));
     quote! {
-        #Rt::cli::main(Self::config(), Self::sweep(), |#config, #args| {
-            let device = Self::device(&#config)?;
-            if #args.test_only {
-                #test_only
+        impl #Rt::cli::Experiment for #name {
+            type Config = #config_name;
+            type Model = #model_name;
+
+            fn defaults() -> #config_name {
+                Self::config()
             }
-            if #args.predict {
-                return Self::predict_saved(&#config, &device);
+
+            fn plan() -> #Rt::sweep::Plan {
+                Self::sweep()
             }
-            if let ::core::option::Option::Some(path) = &#args.export {
-                return Self::export_saved(&#config, path, &device);
+
+            fn open_device(config: &#config_name) -> ::core::result::Result<#device_ty, #Rt::FitError> {
+                Self::device(config)
             }
-            if let ::core::option::Option::Some(dir) = &#args.verify {
-                let recorded = #Rt::verify::Recorded::read(dir)?;
-                let report = Self::with_options(
-                    ::core::clone::Clone::clone(&#config),
-                    &device,
-                    |#options| {
-                        #args.adjust(#options);
-                        recorded.prepare(#options);
-                    },
-                )?;
-                ::std::println!("{}", recorded.check(&report.run_dir, &report.config)?);
-                return ::core::result::Result::Ok(::core::clone::Clone::clone(dir));
+
+            fn train(
+                config: #config_name,
+                device: &#device_ty,
+                adjust: impl ::core::ops::FnOnce(&mut #Rt::FitOptions),
+            ) -> #fit_result {
+                Self::with_options(config, device, adjust)
             }
-            let report = Self::with_options(
-                ::core::clone::Clone::clone(&#config),
-                &device,
-                |#options| #args.adjust(#options),
-            )?;
-            if let ::core::option::Option::Some(trial) = &#args.sweep_trial {
-                trial.record(&report.history, &report.run_dir)?;
+
+            fn measure_test_split(
+                config: &#config_name,
+                device: &#device_ty,
+            ) -> ::core::option::Option<#eval_result> {
+                #test_saved
             }
-            if !#args.fast_dev_run {
-                let trained = #config_name {
-                    run: report.run_dir.file_name().map(|run| run.to_string_lossy().into_owned()),
-                    ..#config
-                };
-                after(&trained, &report)?;
+
+            fn write_predictions(config: &#config_name, device: &#device_ty) -> #path_result {
+                Self::predict_saved(config, device)
             }
-            ::core::result::Result::Ok(report.run_dir)
-        })
+
+            fn export_weights(
+                config: &#config_name,
+                path: &::std::path::Path,
+                device: &#device_ty,
+            ) -> #path_result {
+                Self::export_saved(config, path, device)
+            }
+
+            fn saved_run(config: &#config_name) -> #path_result {
+                Self::run_dir(config)
+            }
+
+            fn for_run(config: #config_name, run: ::core::option::Option<::std::string::String>) -> #config_name {
+                #config_name { run, ..config }
+            }
+        }
     }
 }
 

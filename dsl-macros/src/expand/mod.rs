@@ -31,7 +31,8 @@ pub fn expand(exp: &Experiment) -> TokenStream {
     );
     let api = api::inherent_impl(exp, name, &snake, Bodies::Real(&keys));
     let sweep_types = config::sweep_types(exp);
-    quote!(#unit #config #model #api #sweep_types)
+    let experiment = api::experiment_impl(exp, name);
+    quote!(#unit #config #model #api #experiment #sweep_types)
 }
 
 /// What the user's code can name after an error: the experiment with every entry point, its

@@ -1,0 +1,105 @@
+//! What `cli()` does with an experiment, as runtime code: `training!` implements
+//! [`Experiment`] for the experiment's type with one-line methods, and its `cli()` calls [`run`].
+//! The methods are named apart from the experiment's own entry points (`test_saved`, ..), so
+//! that a missing one is never answered with "import this trait".
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use burn::tensor::Device;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{Args, main};
+use crate::evaluate::Evaluation;
+use crate::fit::{FitReport, test_line};
+use crate::sweep::Plan;
+use crate::verify::Recorded;
+use crate::{FitError, FitOptions};
+
+/// An experiment as the command line drives it: its config, its sweep, and the entry points
+/// `training!` generates for it.
+pub trait Experiment {
+    /// `<Name>Config`.
+    type Config: Clone + Serialize + DeserializeOwned;
+    /// `<Name>Model`.
+    type Model;
+    /// The config with the values written in `training!`.
+    fn defaults() -> Self::Config;
+    /// The grid of `sweep: { .. }`.
+    fn plan() -> Plan;
+    /// The device `config` names.
+    fn open_device(config: &Self::Config) -> Result<Device, FitError>;
+    /// Trains with `config`, the run options adjusted by `adjust`.
+    fn train(
+        config: Self::Config,
+        device: &Device,
+        adjust: impl FnOnce(&mut FitOptions),
+    ) -> Result<FitReport<Self::Model>, FitError>;
+    /// The test split on a saved run's best checkpoint; `None` for an experiment without one.
+    fn measure_test_split(
+        config: &Self::Config,
+        device: &Device,
+    ) -> Option<Result<Evaluation, FitError>>;
+    /// `predictions.csv` of a saved run.
+    fn write_predictions(config: &Self::Config, device: &Device) -> Result<PathBuf, FitError>;
+    /// A saved run's best weights as safetensors at `path`.
+    fn export_weights(
+        config: &Self::Config,
+        path: &Path,
+        device: &Device,
+    ) -> Result<PathBuf, FitError>;
+    /// The run directory `config` names (its `run`, else the newest).
+    fn saved_run(config: &Self::Config) -> Result<PathBuf, FitError>;
+    /// `config` naming the run `run` (`run-3`).
+    fn for_run(config: Self::Config, run: Option<String>) -> Self::Config;
+}
+
+/// The command line of `E`: `--test-only`, `--predict`, `--export` and `--verify` use a saved
+/// run; anything else trains, then calls `after` with the config (naming the run just trained)
+/// and the report, except after `--fast-dev-run` (nothing was written).
+pub fn run<E: Experiment>(
+    after: impl FnOnce(&E::Config, &FitReport<E::Model>) -> Result<(), FitError>,
+) -> ExitCode {
+    main(E::defaults(), E::plan(), |config, args: &Args| {
+        let device = E::open_device(&config)?;
+        if args.test_only {
+            let Some(evaluation) = E::measure_test_split(&config, &device) else {
+                return Err(FitError::InvalidOption {
+                    option: "test_only",
+                    message: "this experiment has no test split: add `test: ..` to its `loader`"
+                        .into(),
+                });
+            };
+            println!("{}", test_line(&evaluation?));
+            return E::saved_run(&config);
+        }
+        if args.predict {
+            return E::write_predictions(&config, &device);
+        }
+        if let Some(path) = &args.export {
+            return E::export_weights(&config, path, &device);
+        }
+        if let Some(dir) = &args.verify {
+            let recorded = Recorded::read(dir)?;
+            let report = E::train(config.clone(), &device, |options| {
+                args.adjust(options);
+                recorded.prepare(options);
+            })?;
+            println!("{}", recorded.check(&report.run_dir, &report.config)?);
+            return Ok(dir.clone());
+        }
+        let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
+        if let Some(trial) = &args.sweep_trial {
+            trial.record(&report.history, &report.run_dir)?;
+        }
+        if !args.fast_dev_run {
+            let run = report
+                .run_dir
+                .file_name()
+                .map(|run| run.to_string_lossy().into_owned());
+            after(&E::for_run(config, run), &report)?;
+        }
+        Ok(report.run_dir)
+    })
+}
