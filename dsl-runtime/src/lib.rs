@@ -27,11 +27,9 @@
 //! from `step`, so two experiments may train the same model type. Runnable examples:
 //! `examples/classification`, `examples/regression`. Invoke `training!` at module level.
 //!
-//! `ThreeClass::cli()` is a complete `main`: `--epochs`, `--lr`, `--batch-size`, `--seed`,
-//! `--workers`, `--artifacts DIR`, `--resume latest|N`, `--run ID`, `--resume-changed`,
-//! `--config run.json`, `--set key=value`, `--print-config`, `--fast-dev-run`,
-//! `--limit-train-batches N`, `--limit-valid-batches N`, `--quiet`, and on a saved run
-//! `--test-only`, `--predict`, `--export FILE` (see [`cli::Args`]).
+//! `ThreeClass::cli()` is a complete `main`: every flag is a field of [`cli::Args`], listed by
+//! `--help` and in the book's flags reference (`docs/src/reference/flags.md`, checked against
+//! `--help` by a test).
 //!
 //! Each fresh run writes `<artifacts>/<name>/run-<N>/`, a new directory numbered after the
 //! newest, so no run ever deletes or overwrites another; `resume` continues the newest run (or

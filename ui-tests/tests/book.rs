@@ -1,0 +1,145 @@
+//! The book (`docs/src`) and the README stay true to the code: every Rust snippet is a run of
+//! lines of a file CI compiles (an example, a test case, the runtime), every relative link
+//! points at a file that exists, and the keys reference includes the table the vocabulary
+//! generates.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() && name != "target" && !name.starts_with('.') {
+            files(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+}
+
+/// The book's pages and the README.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md")];
+    files(&root().join("docs/src"), "md", &mut pages);
+    assert!(pages.len() > 15, "{pages:?}");
+    pages
+}
+
+/// Each ```` ```rust ```` block of `text`, as trimmed lines.
+fn rust_blocks(text: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        match &mut current {
+            None if line.trim_start().starts_with("```rust") => current = Some(Vec::new()),
+            Some(_) if line.trim_start().starts_with("```") => blocks.push(current.take().unwrap()),
+            Some(block) => block.push(line.trim().to_owned()),
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn every_rust_snippet_is_code_ci_compiles() {
+    let mut sources = Vec::new();
+    for dir in [
+        "examples",
+        "ui-tests/pass",
+        "ui-tests/corpus",
+        "dsl-runtime/src",
+        "dsl-runtime/tests",
+    ] {
+        files(&root().join(dir), "rs", &mut sources);
+    }
+    let compiled: Vec<Vec<String>> = sources
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| l.trim().to_owned())
+                .collect()
+        })
+        .collect();
+    let mut missing = Vec::new();
+    let mut count = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for block in rust_blocks(&text) {
+            count += 1;
+            let lines: Vec<&String> = block.iter().filter(|l| !l.is_empty()).collect();
+            let found = compiled.iter().any(|file| {
+                let file: Vec<&String> = file.iter().filter(|l| !l.is_empty()).collect();
+                file.windows(lines.len()).any(|w| w == lines.as_slice())
+            });
+            if !found {
+                missing.push(format!(
+                    "{}: a snippet not found in compiled code, starting `{}`",
+                    page.display(),
+                    lines.first().map_or("", |l| l.as_str())
+                ));
+            }
+        }
+    }
+    assert!(count >= 5, "{count} snippets");
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
+fn every_relative_link_points_at_a_file() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let target = &text[at + 2..];
+            let target = &target[..target.find(')').unwrap_or(0)];
+            if target.starts_with("http") || target.starts_with('#') || target.is_empty() {
+                continue;
+            }
+            let file = target.split('#').next().unwrap();
+            if !page.parent().unwrap().join(file).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+        for (at, _) in text.match_indices("{{#include ") {
+            let target = &text[at + "{{#include ".len()..];
+            let target = &target[..target.find("}}").unwrap()];
+            if !page.parent().unwrap().join(target).exists() {
+                broken.push(format!("{}: include {target}", page.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_keys_reference_is_the_vocabularys_table() {
+    let page = std::fs::read_to_string(root().join("docs/src/reference/keys.md")).unwrap();
+    assert!(
+        page.contains("{{#include ../../../dsl-runtime/src/keys.md}}"),
+        "{page}"
+    );
+    let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
+    for page in pages()
+        .iter()
+        .filter(|p| p.starts_with(root().join("docs/src")))
+    {
+        let name = page
+            .strip_prefix(root().join("docs/src"))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name == "SUMMARY.md" || summary.contains(&format!("({name})")),
+            "{name} is not in SUMMARY.md"
+        );
+    }
+}
