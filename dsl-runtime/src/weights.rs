@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use burn::module::{Lora, Module, ParamGroup};
-use burn::store::{ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
+use burn::store::{ApplyError, ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
 
 use crate::FitError;
 use crate::output::atomic::replace_file;
@@ -42,11 +42,15 @@ pub fn load_weights<M: Module>(mut model: M, path: &Path) -> Result<M, FitError>
         ));
     }
     let safetensors = path.extension().is_some_and(|e| e == "safetensors");
+    // The stores' own validation reports every mismatch in Burn's debug format; without it the
+    // mismatches come back in the result, and `check` names the first one in words.
     let applied = if safetensors {
-        let mut store = SafetensorsStore::from_file(path);
+        let mut store = SafetensorsStore::from_file(path).validate(false);
         model.load_from(&mut store).map_err(|e| e.to_string())
     } else {
-        let mut store = BurnpackStore::from_file(path).auto_extension(false);
+        let mut store = BurnpackStore::from_file(path)
+            .auto_extension(false)
+            .validate(false);
         model.load_from(&mut store).map_err(|e| e.to_string())
     };
     check(&applied.map_err(failed)?).map_err(failed)?;
@@ -56,7 +60,22 @@ pub fn load_weights<M: Module>(mut model: M, path: &Path) -> Result<M, FitError>
 /// The first problem of a load: a parameter of another shape or type, then one the file lacks.
 fn check(applied: &ApplyResult) -> Result<(), String> {
     if let Some(error) = applied.errors.first() {
-        return Err(error.to_string());
+        let others = match applied.errors.len() {
+            1 => String::new(),
+            n => format!(" ({} more parameters differ)", n - 1),
+        };
+        return Err(match error {
+            ApplyError::ShapeMismatch {
+                path,
+                expected,
+                found,
+            } => format!(
+                "`{path}` has shape {:?} in the file, and {:?} in the model{others}: the file holds the weights of another model (or of other hyperparameters)",
+                found.as_slice(),
+                expected.as_slice()
+            ),
+            other => format!("{other}{others}"),
+        });
     }
     if let Some((path, _)) = applied.missing.first() {
         return Err(format!(

@@ -104,3 +104,36 @@ fn the_sweep_table_of_the_book_is_what_a_sweep_prints() {
         .collect();
     assert_eq!(printed, table);
 }
+
+#[test]
+fn the_refused_resume_of_the_book_is_what_the_command_says() {
+    let page = workspace("docs/src/guide/runs.md");
+    let shown = block_after(&page, "naming each key with its saved and current value");
+    let (command, said) = shown.split_first().unwrap();
+    let args: Vec<&str> = command
+        .strip_prefix("$ cargo run -p classification -- ")
+        .expect("the command the block shows")
+        .split(' ')
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().join("artifacts");
+    let first = Command::new(BIN)
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .output()
+        .unwrap();
+    assert!(first.status.success());
+    let out = Command::new(BIN)
+        .arg("--artifacts")
+        .arg(&artifacts)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .replace(&artifacts.display().to_string(), "artifacts")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(printed, said);
+}

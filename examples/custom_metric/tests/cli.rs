@@ -194,6 +194,14 @@ fn hyperparameters_reach_the_model_and_the_callback_are_swept_and_guard_a_resume
     );
     assert_eq!(shape_in(&file, "model.fc1.weight"), "[4,32]");
     assert!(run(dir.path(), &["--predict"]).status.success());
+    // Those weights do not fit the default width: the error names the first parameter.
+    let into_narrow = run(dir.path(), &["--init-from", file.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&into_narrow.stderr);
+    assert!(!into_narrow.status.success());
+    assert!(
+        said.contains("`model.fc1.weight` has shape [4, 32] in the file, and [4, 16] in the model (2 more parameters differ)"),
+        "{said}"
+    );
 
     // A resume with another width would mix two experiments: refused, naming the key.
     let resumed = run(

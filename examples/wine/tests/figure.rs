@@ -1,4 +1,5 @@
-//! The wine example's stated figure: validation accuracy clearly above the majority class.
+//! The wine example's stated figures: validation accuracy clearly above the majority class,
+//! and the last lines of its run exactly as the book's getting-started page shows them.
 
 use std::process::Command;
 
@@ -21,16 +22,41 @@ fn validation_accuracy_beats_the_majority_class_baseline() {
     assert!((baseline - 42.59).abs() < 0.01, "{baseline}");
 
     let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().join("artifacts");
     let out = Command::new(env!("CARGO_BIN_EXE_wine"))
-        .args(["--quiet", "--artifacts", dir.path().to_str().unwrap()])
+        .arg("--artifacts")
+        .arg(&artifacts)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metrics = std::fs::read_to_string(dir.path().join("wine/run-1/metrics.csv")).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The book shows the last epoch line and the summary, durations aside.
+    let without_time = |line: &str| match line.rfind("  (") {
+        Some(at) if line.ends_with(" s)") => line[..at].to_owned(),
+        _ => line.to_owned(),
+    };
+    let book = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/getting-started.md"
+    ))
+    .unwrap();
+    let from = book
+        .find("Off a terminal")
+        .expect("the wine run in the book");
+    let block = &book[from..];
+    let block = &block[block.find("```text\n").unwrap() + 8..];
+    let shown: Vec<String> = block[..block.find("```").unwrap()]
+        .lines()
+        .map(without_time)
+        .collect();
+    let printed: Vec<String> = stderr
+        .replace(&artifacts.display().to_string(), "artifacts")
+        .lines()
+        .map(without_time)
+        .collect();
+    assert_eq!(printed[printed.len() - shown.len()..], shown[..]);
+    let dir_path = artifacts;
+    let metrics = std::fs::read_to_string(dir_path.join("wine/run-1/metrics.csv")).unwrap();
     let accuracy: f64 = metrics
         .lines()
         .rfind(|l| l.starts_with(',') && l.contains(",valid,accuracy,"))
