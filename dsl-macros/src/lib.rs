@@ -12,9 +12,9 @@ mod batch;
 mod catalog;
 mod errors;
 mod expand;
-mod output;
 mod parse;
 mod private;
+mod step_output;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -57,7 +57,7 @@ pub fn derive_batch(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(StepOutput, attributes(loss, logits, targets))]
 pub fn derive_step_output(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    output::derive(input).into()
+    step_output::derive(input).into()
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub enum FitError {
         "{}: {message}; the model is built with the config the run recorded: load a run of this version of the experiment, or edit the file's `hyperparameters` to fit it",
         path.display()
     )]
-    RunConfig {
+    SavedConfig {
         /// The run's `config.json`.
         path: PathBuf,
         /// What does not fit.

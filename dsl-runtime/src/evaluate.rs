@@ -16,7 +16,7 @@ use crate::data::{EpochBatches, Loader};
 use crate::history::Split;
 use crate::interrupt;
 use crate::metric::SplitMetric;
-use crate::output::runs::Runs;
+use crate::output::runs::ExperimentRuns;
 
 /// The values of an experiment's metrics on a dataset other than the training split's.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,7 +37,7 @@ impl Evaluation {
 /// The run directory `load`/`load_best` read: run `run` of experiment `name` (`run-3` or `3`),
 /// else the newest.
 pub fn find_run(artifacts: &str, name: &str, run: Option<&str>) -> Result<PathBuf, FitError> {
-    let runs = Runs::new(Path::new(artifacts), name);
+    let runs = ExperimentRuns::new(Path::new(artifacts), name);
     let found = match run {
         Some(id) => runs.named(id).filter(|path| path.is_dir()),
         None => runs.newest().map_err(|source| FitError::RunDir {
@@ -60,7 +60,7 @@ pub fn run_config<C: DeserializeOwned + Clone>(run_dir: &Path, given: &C) -> Res
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(given.clone()),
         Err(e) => {
-            return Err(FitError::RunConfig {
+            return Err(FitError::SavedConfig {
                 path,
                 message: e.to_string(),
             });
@@ -68,7 +68,7 @@ pub fn run_config<C: DeserializeOwned + Clone>(run_dir: &Path, given: &C) -> Res
     };
     let config = serde_json::from_str::<serde_json::Value>(&text)
         .and_then(|mut value| serde_json::from_value(value["hyperparameters"].take()));
-    config.map_err(|e| FitError::RunConfig {
+    config.map_err(|e| FitError::SavedConfig {
         path,
         message: e.to_string(),
     })
@@ -116,7 +116,7 @@ pub fn best_checkpoint(run_dir: &Path, watch: Option<(Split, &str)>) -> Result<u
     Ok(best.map_or(newest, |(epoch, _)| epoch))
 }
 
-/// Runs `model` in inference mode over `dataset` and reduces `metrics`, as a validation epoch.
+/// ExperimentRuns `model` in inference mode over `dataset` and reduces `metrics`, as a validation epoch.
 pub fn evaluate<M, I, B>(
     model: &M,
     dataset: impl Dataset<I> + 'static,
@@ -217,7 +217,7 @@ where
         .collect()
 }
 
-/// Runs `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every
+/// ExperimentRuns `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every
 /// metric: the shared body of a validation epoch and of evaluating a test set. `false` when a
 /// run holding the Ctrl-C/SIGTERM handler (`interruptible`) was interrupted before the last
 /// batch.

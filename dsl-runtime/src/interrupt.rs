@@ -15,7 +15,7 @@ const SIGNALS: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
 /// Raised by the first signal; every run in progress polls it.
 static RAISED: AtomicBool = AtomicBool::new(false);
 
-/// Runs holding the handler, and the dispositions to restore when the last one ends.
+/// ExperimentRuns holding the handler, and the dispositions to restore when the last one ends.
 static HELD: Mutex<Option<Held>> = Mutex::new(None);
 
 struct Held {

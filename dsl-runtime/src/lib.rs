@@ -86,6 +86,7 @@ pub mod predict;
 pub mod provenance;
 pub mod spec;
 pub mod sweep;
+pub mod tuning;
 pub mod verify;
 mod via_value;
 pub mod weights;
@@ -139,6 +140,7 @@ pub mod __private {
         EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
     };
     pub use crate::sweep;
+    pub use crate::tuning;
     pub use crate::verify;
     pub use crate::weights;
     pub use crate::weights::export_safetensors;

@@ -8,7 +8,7 @@ use dsl_vocabulary::bounds;
 
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
-use crate::output::runs::Runs;
+use crate::output::runs::ExperimentRuns;
 use crate::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
@@ -121,8 +121,8 @@ impl Default for FitOptions {
 
 impl FitOptions {
     /// The runs of this experiment.
-    pub fn runs(&self) -> Runs {
-        Runs::new(&self.artifacts, &self.name)
+    pub fn runs(&self) -> ExperimentRuns {
+        ExperimentRuns::new(&self.artifacts, &self.name)
     }
 
     /// The directory this run writes to, created when files are written: a new `run-<N>` for a

@@ -331,7 +331,7 @@ fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<
     )
 }
 
-/// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
+/// ExperimentRuns every trial of `plan` as a child process of this binary (`args` are the process's own,
 /// without `--jobs`), at most `jobs` at once. Each child's output (its line per epoch, or
 /// nothing more with the user's `--quiet`) goes to `trial-<K>.log` in the sweep folder and,
 /// with one job, to this terminal too. Returns the trials that failed.

@@ -1,11 +1,10 @@
 //! A model's weights in files: exported as safetensors for other tools, read back from
-//! safetensors or burnpack (`init_from`), and parameter groups named by module path (`freeze`).
-//! All through burn-store and Burn's `ParamGroup`; only the choice of store by file extension
-//! and the error wording are ours.
+//! safetensors or burnpack (`init_from`). All through burn-store; only the choice of store by
+//! file extension and the error wording are ours.
 
 use std::path::Path;
 
-use burn::module::{Lora, Module, ParamGroup};
+use burn::module::Module;
 use burn::store::{ApplyError, ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
 
 use crate::FitError;
@@ -93,67 +92,4 @@ pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
         .into_iter()
         .map(|tensor| tensor.name)
         .collect()
-}
-
-/// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
-pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M, FitError> {
-    if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
-        return Err(FitError::InvalidOption {
-            option: "lora",
-            message: format!(
-                "rank {} and alpha {}: the rank must be at least 1 and alpha positive",
-                spec.rank, spec.alpha
-            ),
-        });
-    }
-    let group = group(&model, "lora", &spec.on)?;
-    Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
-}
-
-/// Burn's parameter groups of `groups`, whose paths are of `model`'s field `prefix`
-/// (`model.` in `training!`, whose model wraps the user's).
-pub fn lr_groups<M: Module>(
-    model: &M,
-    prefix: &str,
-    groups: &[crate::spec::GroupLr],
-) -> Result<Vec<(ParamGroup, f64)>, FitError> {
-    groups
-        .iter()
-        .map(|g| {
-            Ok((
-                group(model, "groups", &[format!("{prefix}{}", g.path)])?,
-                g.lr,
-            ))
-        })
-        .collect()
-}
-
-/// The parameters under the module paths `paths` (a parameter, or every parameter of a
-/// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
-/// an error of `option` listing the model's parameters.
-pub fn group<M: Module>(
-    model: &M,
-    option: &'static str,
-    paths: &[String],
-) -> Result<ParamGroup, FitError> {
-    let all = parameter_paths(model);
-    let mut chosen = Vec::new();
-    for path in paths {
-        let under = format!("{path}.");
-        let matched: Vec<&String> = all
-            .iter()
-            .filter(|p| *p == path || p.starts_with(&under))
-            .collect();
-        if matched.is_empty() {
-            return Err(FitError::InvalidOption {
-                option,
-                message: format!(
-                    "`{path}` names no parameter of the model; its parameters are: {}",
-                    all.join(", ")
-                ),
-            });
-        }
-        chosen.extend(matched.into_iter().cloned());
-    }
-    Ok(ParamGroup::from_paths(chosen))
 }

@@ -135,7 +135,7 @@ fn variants(task: &str) -> &'static [&'static str] {
     }
 }
 
-/// Runs one task with one variant in this process; returns the losses and step count.
+/// ExperimentRuns one task with one variant in this process; returns the losses and step count.
 fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
     let epochs = if task == "small-long" { 300 } else { 3 };
     let quiet = |o: &mut FitOptions| o.quiet = true;

@@ -489,7 +489,7 @@ fn with_options(
             valid: #valid,
             batcher: #batcher,
         };
-        let #groups = #Rt::weights::lr_groups(
+        let #groups = #Rt::tuning::lr_groups(
             &#model_clone,
             "model.",
             &#config.groups,

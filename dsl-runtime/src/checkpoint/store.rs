@@ -682,7 +682,7 @@ enum Job {
     Delete(Slot),
 }
 
-/// The bytes of a checkpoint: its records, then the state file listing their digests. Runs on
+/// The bytes of a checkpoint: its records, then the state file listing their digests. ExperimentRuns on
 /// the writer thread: the records own their values, so encoding them there changes nothing
 /// about what is saved and takes the work off the training thread.
 fn encode(slot: Slot, mut state: SavedState, records: Records) -> Result<Encoded, CheckpointError> {

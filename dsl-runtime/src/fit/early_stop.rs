@@ -27,12 +27,12 @@ impl Improvement {
 }
 
 /// Early stopping: counts epochs since the watched metric last improved by more than `min_delta`.
-pub(super) struct Plateau {
+pub(super) struct EarlyStop {
     rule: EarlyStopping,
     seen: Improvement,
 }
 
-impl Plateau {
+impl EarlyStop {
     pub(super) fn new(rule: EarlyStopping) -> Self {
         Self {
             rule,

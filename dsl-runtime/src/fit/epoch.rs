@@ -16,14 +16,14 @@ use crate::history::{History, Split};
 use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
-use crate::output::run_dir::RunDir;
+use crate::output::run_writer::RunWriter;
 
 /// Where an epoch's values go.
 pub(super) struct EpochSink<'a> {
     pub epoch: usize,
     pub last_epoch: usize,
     pub history: &'a mut History,
-    pub run_dir: &'a mut RunDir,
+    pub run_dir: &'a mut RunWriter,
     pub progress: &'a mut Progress,
     /// Batch limits of the training and validation splits.
     pub limits: (Option<usize>, Option<usize>),
@@ -61,7 +61,7 @@ impl EpochSink<'_> {
 }
 
 /// How a training epoch ended, when no error stopped it.
-pub(super) enum EpochEnd {
+pub(super) enum EpochOutcome {
     /// Every batch was trained and the metrics reduced; the last was global step `step`.
     Completed { step: usize },
     /// Ctrl-C or SIGTERM: stopped after `batches` batches of the epoch, the last being global
@@ -130,7 +130,7 @@ impl<M: LearnerModel> TrainState<M> {
         metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
         series: &[usize],
         ctx: &mut EpochSink<'_>,
-    ) -> Result<EpochEnd, FitError>
+    ) -> Result<EpochOutcome, FitError>
     where
         I: Clone + Send + Sync + 'static,
     {
@@ -160,12 +160,14 @@ impl<M: LearnerModel> TrainState<M> {
             let batch = match batch {
                 Ok(batch) => batch,
                 Err(DataError::Interrupted) if accumulated == 0 => {
-                    return Ok(EpochEnd::Interrupted {
+                    return Ok(EpochOutcome::Interrupted {
                         batches: index - 1,
                         step: step - 1,
                     });
                 }
-                Err(DataError::Interrupted) => return Ok(EpochEnd::Abandoned { step: step - 1 }),
+                Err(DataError::Interrupted) => {
+                    return Ok(EpochOutcome::Abandoned { step: step - 1 });
+                }
                 Err(source) => {
                     return Err(FitError::Data {
                         split: Split::Train,
@@ -250,14 +252,14 @@ impl<M: LearnerModel> TrainState<M> {
             }
             // Only between optimizer steps: accumulated gradients are not part of a checkpoint.
             if accumulated == 0 && self.interruptible && interrupt::raised() {
-                return Ok(EpochEnd::Interrupted {
+                return Ok(EpochOutcome::Interrupted {
                     batches: index,
                     step,
                 });
             }
         }
         ctx.finish(Split::Train, metrics, series)?;
-        Ok(EpochEnd::Completed {
+        Ok(EpochOutcome::Completed {
             step: steps_before + index,
         })
     }

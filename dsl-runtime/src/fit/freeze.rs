@@ -19,7 +19,7 @@ impl Freeze {
             return Ok(None);
         }
         Ok(Some(Self {
-            group: crate::weights::group(model, "freeze", &options.freeze)?,
+            group: crate::tuning::group(model, "freeze", &options.freeze)?,
             until: options.unfreeze,
         }))
     }

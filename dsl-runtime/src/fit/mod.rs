@@ -34,14 +34,14 @@ use crate::history::{History, Split};
 use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
-use crate::output::run_dir::RunDir;
+use crate::output::run_writer::RunWriter;
 use crate::provenance::Provenance;
 use crate::spec::GradClip;
-use early_stop::Plateau;
+use early_stop::EarlyStop;
 use ema::Ema;
 use epoch::TrainState;
 use freeze::Freeze;
-use run::Run;
+use run::ActiveRun;
 use saving::Saving;
 pub use test_split::{TestPlan, TestSplit, test_line};
 
@@ -161,7 +161,7 @@ impl<M: LearnerModel> FitReport<M> {
 }
 
 #[derive(Serialize)]
-struct RunConfig<'a> {
+struct ConfigJson<'a> {
     #[serde(flatten)]
     options: &'a FitOptions,
     metrics: MetricKeys,
@@ -172,7 +172,7 @@ struct RunConfig<'a> {
     resumed_with_changes: &'a [String],
 }
 
-impl RunConfig<'_> {
+impl ConfigJson<'_> {
     /// `config.json`'s bytes, serialized here rather than in the generic [`Fit::run`], whose
     /// code is compiled again in every experiment crate.
     fn to_json(&self) -> std::io::Result<Vec<u8>> {
@@ -301,7 +301,7 @@ impl<M: LearnerModel> Fit<M> {
         };
         // Before a resume loads its checkpoint: the adapters are part of the model's record.
         let model = match &options.lora {
-            Some(lora) => crate::weights::apply_lora(model, lora)?,
+            Some(lora) => crate::tuning::apply_lora(model, lora)?,
             None => model,
         };
         let freeze = Freeze::new(&model, &options)?;
@@ -318,7 +318,7 @@ impl<M: LearnerModel> Fit<M> {
         )?;
         let provenance = provenance.unwrap_or_else(|| Provenance::new(Path::new(".")));
         let changes = earlier_changes(&path, &options, &start.changes);
-        let config = RunConfig {
+        let config = ConfigJson {
             options: &options,
             metrics: keys,
             hyperparameters: &hyperparameters,
@@ -392,7 +392,7 @@ impl<M: LearnerModel> Fit<M> {
             interrupt.is_some(),
         );
         state.ema = ema;
-        let mut run = Run {
+        let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,
             state,
@@ -400,7 +400,7 @@ impl<M: LearnerModel> Fit<M> {
             run_dir,
             progress: Progress::new(options.quiet),
             saving,
-            stopper: options.early_stopping.clone().map(Plateau::new),
+            stopper: options.early_stopping.clone().map(EarlyStop::new),
             stopped: false,
             callbacks,
             freeze,
@@ -459,17 +459,17 @@ fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<
 fn open_run_dir<M>(
     path: PathBuf,
     options: &FitOptions,
-    config: &RunConfig,
+    config: &ConfigJson,
     start: &resume::Start<M>,
-) -> Result<RunDir, FitError> {
+) -> Result<RunWriter, FitError> {
     if !options.write_files {
-        return Ok(RunDir::disabled(&path));
+        return Ok(RunWriter::disabled(&path));
     }
     let last_step = start.within.as_ref().map(|w| w.step);
     config
         .to_json()
         .and_then(|json| {
-            RunDir::create(
+            RunWriter::create(
                 &path,
                 &json,
                 start.first_epoch - 1,

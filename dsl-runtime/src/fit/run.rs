@@ -4,9 +4,9 @@ use std::time::Instant;
 
 use burn::train::LearnerModel;
 
-use super::early_stop::{Plateau, lr_scale};
+use super::early_stop::{EarlyStop, lr_scale};
 use super::ema::Ema;
-use super::epoch::{self, EpochEnd, EpochSink, TrainState};
+use super::epoch::{self, EpochOutcome, EpochSink, TrainState};
 use super::finite::non_finite_weights;
 use super::freeze::Freeze;
 use super::saving::Saving;
@@ -16,20 +16,20 @@ use crate::checkpoint::Within;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
-use crate::output::run_dir::RunDir;
+use crate::output::run_writer::RunWriter;
 use crate::output::{console, plot};
 use crate::{FitError, FitOptions};
 
 /// A run in progress: what the epochs change, and where their results go.
-pub(super) struct Run<'a, M: LearnerModel> {
+pub(super) struct ActiveRun<'a, M: LearnerModel> {
     pub options: &'a FitOptions,
     pub hyperparameters: &'a serde_json::Value,
     pub state: TrainState<M>,
     pub history: History,
-    pub run_dir: RunDir,
+    pub run_dir: RunWriter,
     pub progress: Progress,
     pub saving: Option<Saving>,
-    pub stopper: Option<Plateau>,
+    pub stopper: Option<EarlyStop>,
     /// Whether early stopping ended the run.
     pub stopped: bool,
     pub callbacks: Callbacks,
@@ -46,7 +46,7 @@ pub(super) type Metrics<'m, M> = (
     &'m mut Vec<Box<dyn SplitMetric<ValidOutputOf<M>>>>,
 );
 
-impl<M: LearnerModel> Run<'_, M> {
+impl<M: LearnerModel> ActiveRun<'_, M> {
     /// Trains and validates from `first_epoch` (inside it after `within`, for a run interrupted
     /// there) until the last epoch or early stopping; returns the last epoch completed.
     pub fn epochs<I: Clone + Send + Sync + 'static>(
@@ -112,11 +112,11 @@ impl<M: LearnerModel> Run<'_, M> {
             )?;
             check_weights(&self.state.model, epoch)?;
             let step = match trained {
-                EpochEnd::Completed { step } => step,
-                EpochEnd::Interrupted { batches, step } => {
+                EpochOutcome::Completed { step } => step,
+                EpochOutcome::Interrupted { batches, step } => {
                     return Err(self.interrupted(epoch, step, Some((batches, train_metrics))));
                 }
-                EpochEnd::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),
+                EpochOutcome::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),
             };
             let validated = epoch::valid_epoch(
                 self.state.evaluated(),

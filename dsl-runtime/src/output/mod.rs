@@ -5,7 +5,7 @@ pub(crate) mod console;
 pub(crate) mod metrics_csv;
 pub(crate) mod plot;
 pub(crate) mod progress;
-pub(crate) mod run_dir;
+pub(crate) mod run_writer;
 pub mod runs;
 pub mod tensorboard;
 

@@ -9,11 +9,11 @@ const PREFIX: &str = "run-";
 
 /// The folder holding an experiment's runs.
 #[derive(Clone, Debug)]
-pub struct Runs {
+pub struct ExperimentRuns {
     dir: PathBuf,
 }
 
-impl Runs {
+impl ExperimentRuns {
     /// The runs of experiment `name` under `artifacts`.
     pub fn new(artifacts: &Path, name: &str) -> Self {
         Self {
@@ -104,12 +104,12 @@ fn parse(name: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::Runs;
+    use super::ExperimentRuns;
 
     #[test]
     fn runs_are_numbered_and_never_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let runs = Runs::new(dir.path(), "seed");
+        let runs = ExperimentRuns::new(dir.path(), "seed");
         assert_eq!(runs.newest().unwrap(), None);
         let first = runs.create_next().unwrap();
         let second = runs.create_next().unwrap();
@@ -131,7 +131,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("seed")).unwrap();
-        let err = Runs::new(dir.path(), "seed").create_next().unwrap_err();
+        let err = ExperimentRuns::new(dir.path(), "seed")
+            .create_next()
+            .unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(
             std::fs::read_dir(elsewhere.path())

@@ -178,7 +178,7 @@ fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
     use dsl_runtime::spec::{GroupLr, Schedule};
     let dir = tempfile::tempdir().unwrap();
     let model = classifier();
-    let groups = dsl_runtime::weights::lr_groups(
+    let groups = dsl_runtime::tuning::lr_groups(
         &model,
         "mlp.",
         &[

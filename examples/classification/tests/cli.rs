@@ -16,7 +16,7 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// Runs with `args`, which must be refused with exit code 2 and a message containing `says`.
+/// ExperimentRuns with `args`, which must be refused with exit code 2 and a message containing `says`.
 fn assert_refused(args: &[&str], says: &str) {
     let out = run(args);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -316,7 +316,7 @@ fn resuming_with_other_settings_is_refused_unless_asked_for_and_then_recorded() 
     assert_eq!(config["resumed_with_changes"].to_string(), recorded);
 }
 
-/// Runs with `args` under a file-size limit of `bytes` (a full disk as the process sees it:
+/// ExperimentRuns with `args` under a file-size limit of `bytes` (a full disk as the process sees it:
 /// writes past the limit fail with EFBIG; SIGXFSZ is ignored so they fail instead of killing).
 fn run_with_file_limit(bytes: u64, args: &[&str]) -> Output {
     use std::os::unix::process::CommandExt;

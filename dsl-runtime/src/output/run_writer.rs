@@ -14,13 +14,13 @@ use super::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::history::{History, Split};
 
 /// An open run directory; a disabled one (a smoke test) writes nothing.
-pub(crate) struct RunDir {
+pub(crate) struct RunWriter {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
     events: Option<EventWriter>,
 }
 
-impl RunDir {
+impl RunWriter {
     /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run continuing after
     /// epoch `done` keeps the rows of epochs up to `done` (and, continuing inside epoch
     /// `done + 1`, its step rows up to global step `last_step`) and drops later ones, which an
@@ -182,14 +182,14 @@ fn naming(file: &Path, error: std::io::Error) -> std::io::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::RunDir;
+    use super::RunWriter;
     use crate::history::{History, Split};
     use crate::output::metrics_csv::CsvValue;
 
     #[test]
     fn a_run_continuing_inside_an_epoch_keeps_its_rows_up_to_the_saved_step() {
         let dir = tempfile::tempdir().unwrap();
-        let mut run = RunDir::create(dir.path(), b"{}", 0, None, &History::default()).unwrap();
+        let mut run = RunWriter::create(dir.path(), b"{}", 0, None, &History::default()).unwrap();
         for step in 1..=4 {
             let epoch = 1 + (step - 1) / 2;
             run.step_row(step, epoch, Split::Train, "loss", 1.0 / step as f64)
@@ -206,7 +206,7 @@ mod tests {
         text.push_str("5,1");
         std::fs::write(&csv_path, text).unwrap();
         // Saved inside epoch 2 after step 3: step 4 and epoch 2's value were written later.
-        let run = RunDir::create(dir.path(), b"{}", 1, Some(3), &History::default()).unwrap();
+        let run = RunWriter::create(dir.path(), b"{}", 1, Some(3), &History::default()).unwrap();
         drop(run);
         let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
         assert_eq!(

@@ -1,0 +1,71 @@
+//! Training part of a model: parameter groups named by module path (`freeze`, learning-rate
+//! `groups`) and LoRA adapters, all Burn's (`ParamGroup`, `apply_lora`); the module paths
+//! checked against the model, with the error listing its parameters, are ours.
+
+use burn::module::{Lora, Module, ParamGroup};
+
+use crate::FitError;
+use crate::weights::parameter_paths;
+
+/// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
+pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M, FitError> {
+    if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
+        return Err(FitError::InvalidOption {
+            option: "lora",
+            message: format!(
+                "rank {} and alpha {}: the rank must be at least 1 and alpha positive",
+                spec.rank, spec.alpha
+            ),
+        });
+    }
+    let group = group(&model, "lora", &spec.on)?;
+    Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
+}
+
+/// Burn's parameter groups of `groups`, whose paths are of `model`'s field `prefix`
+/// (`model.` in `training!`, whose model wraps the user's).
+pub fn lr_groups<M: Module>(
+    model: &M,
+    prefix: &str,
+    groups: &[crate::spec::GroupLr],
+) -> Result<Vec<(ParamGroup, f64)>, FitError> {
+    groups
+        .iter()
+        .map(|g| {
+            Ok((
+                group(model, "groups", &[format!("{prefix}{}", g.path)])?,
+                g.lr,
+            ))
+        })
+        .collect()
+}
+
+/// The parameters under the module paths `paths` (a parameter, or every parameter of a
+/// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
+/// an error of `option` listing the model's parameters.
+pub fn group<M: Module>(
+    model: &M,
+    option: &'static str,
+    paths: &[String],
+) -> Result<ParamGroup, FitError> {
+    let all = parameter_paths(model);
+    let mut chosen = Vec::new();
+    for path in paths {
+        let under = format!("{path}.");
+        let matched: Vec<&String> = all
+            .iter()
+            .filter(|p| *p == path || p.starts_with(&under))
+            .collect();
+        if matched.is_empty() {
+            return Err(FitError::InvalidOption {
+                option,
+                message: format!(
+                    "`{path}` names no parameter of the model; its parameters are: {}",
+                    all.join(", ")
+                ),
+            });
+        }
+        chosen.extend(matched.into_iter().cloned());
+    }
+    Ok(ParamGroup::from_paths(chosen))
+}
