@@ -143,3 +143,27 @@ fn the_keys_reference_is_the_vocabularys_table() {
         );
     }
 }
+
+/// The compile errors the book quotes are reviewed `.stderr` files of `fail/`, verbatim.
+#[test]
+fn the_errors_the_book_quotes_are_reviewed_ones() {
+    let mut reviewed = Vec::new();
+    files(&root().join("ui-tests/fail"), "stderr", &mut reviewed);
+    let reviewed: Vec<String> = reviewed
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let page = std::fs::read_to_string(root().join("docs/src/errors.md")).unwrap();
+    let mut quoted = 0;
+    for block in page.split("```text\n").skip(1) {
+        let block = &block[..block.find("```").unwrap()];
+        if block.starts_with("error") {
+            quoted += 1;
+            assert!(
+                reviewed.iter().any(|r| r.contains(block.trim_end())),
+                "not a reviewed error:\n{block}"
+            );
+        }
+    }
+    assert!(quoted >= 1);
+}

@@ -33,10 +33,18 @@ fn without_times(line: &str) -> String {
 }
 
 #[test]
-fn the_readme_shows_what_the_first_run_prints() {
+fn the_readme_and_the_book_show_what_the_first_run_prints() {
+    let book = block_after(
+        &workspace("docs/src/getting-started.md"),
+        "`cargo run -p classification` prints",
+    );
     let shown = block_after(
         &workspace("README.md"),
         "`cargo run -p classification` prints",
+    );
+    assert_eq!(
+        book, shown,
+        "the book's getting-started page and the README"
     );
     let dir = tempfile::tempdir().unwrap();
     let artifacts = dir.path().join("artifacts");
@@ -136,4 +144,22 @@ fn the_refused_resume_of_the_book_is_what_the_command_says() {
         .map(str::to_owned)
         .collect();
     assert_eq!(printed, said);
+}
+
+#[test]
+fn a_device_built_without_its_backend_is_refused_as_the_book_says() {
+    let shown = block_after(
+        &workspace("docs/src/guide/backends.md"),
+        "A name whose backend was not built in",
+    );
+    let out = Command::new(BIN)
+        .args(["--device", "cuda:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(printed, shown);
 }
