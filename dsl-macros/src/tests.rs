@@ -254,7 +254,7 @@ fn run_directories_are_snake_case() {
 
 #[test]
 fn expansion_time_of_the_largest_pass_case() {
-    // The `ui-tests/pass/full.rs` invocation: every key. Timed, not asserted on time (timings
+    // The `ui-tests/pass/training/full.rs` invocation: every key. Timed, not asserted on time (timings
     // belong in benchmarks); asserted to expand without error.
     let full = minimal(quote! {
         lr_schedule: warm_up(steps = 2, then = linear(final = 1e-4)),

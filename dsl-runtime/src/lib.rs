@@ -67,29 +67,31 @@
 //! Nothing global is installed: no panic hook, no logger.
 #![warn(missing_docs)]
 
-pub mod callback;
+// The layers, each depending only on those listed before it (checked by
+// `tests/runtime/module_graph.rs`): the config, data and metrics, the model, checkpoints and
+// inference, the fit loop, the run's outputs, the application.
+pub mod app;
 pub mod checkpoint;
-pub mod cli;
-pub mod contract;
+pub mod config;
 pub mod data;
-pub mod device;
-pub mod engine;
 mod error;
-pub mod evaluate;
 pub mod fit;
 pub mod history;
+pub mod inference;
 mod interrupt;
 pub mod metric;
-mod options;
+pub mod model;
 pub mod output;
-pub mod predict;
 pub mod provenance;
-pub mod spec;
-pub mod sweep;
-pub mod tuning;
-pub mod verify;
 mod via_value;
-pub mod weights;
+
+// The modules' paths of before the layers, which users and generated code name.
+pub use app::{cli, sweep, verify};
+use config::options;
+pub use config::{device, spec};
+pub use fit::{callback, engine};
+pub use inference::{evaluate, predict};
+pub use model::{contract, tuning, weights};
 
 pub use callback::{Callback, Control};
 /// The trait a step output implements (also the name of its derive): errors name it here.

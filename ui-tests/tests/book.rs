@@ -167,3 +167,31 @@ fn the_errors_the_book_quotes_are_reviewed_ones() {
     }
     assert!(quoted >= 1);
 }
+
+/// A path of the workspace written in the book or the README (`dsl-runtime/src/..`,
+/// `examples/..`) names a file or folder that exists: files move, and the docs must follow.
+#[test]
+fn every_workspace_path_the_docs_name_exists() {
+    let tops = [
+        "dsl-runtime/",
+        "dsl-macros/",
+        "dsl-vocabulary/",
+        "examples/",
+        "ui-tests/",
+        "docs/",
+    ];
+    let mut missing = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for quoted in text.split('`').skip(1).step_by(2) {
+            let path = quoted.split_whitespace().next().unwrap_or("");
+            if tops.iter().any(|t| path.starts_with(t))
+                && !path.contains(['<', '*', '{'])
+                && !root().join(path).exists()
+            {
+                missing.push(format!("{}: {path}", page.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}

@@ -4,8 +4,10 @@ mod augment;
 mod ints;
 mod loader;
 mod order;
+mod splits;
 
 pub use augment::{Augment, AugmentFn, AugmentRng};
 pub use ints::checked_ints;
 pub use loader::{DataError, EpochBatches, Loader};
 pub use order::epoch_seed;
+pub use splits::Data;

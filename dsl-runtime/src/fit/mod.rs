@@ -1,8 +1,10 @@
 //! The fit loop: Burn's training step order, our data order, outputs a person can read.
 
+pub mod callback;
 mod clip;
 mod early_stop;
 mod ema;
+pub mod engine;
 pub(crate) mod epoch;
 mod finite;
 mod freeze;
@@ -29,7 +31,7 @@ use crate::{FitError, FitOptions};
 
 use crate::callback::{Callback, Callbacks};
 use crate::checkpoint::{CheckpointDir, Policy};
-use crate::data::{Augment, Loader};
+use crate::data::Loader;
 use crate::history::{History, Split};
 use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
@@ -50,50 +52,7 @@ pub type TrainOutputOf<M> = <M as TrainStep>::Output;
 /// The output of the model's inference (validation) step.
 pub type ValidOutputOf<M> = <M as InferenceStep>::Output;
 
-/// Train and valid datasets of items `I`, and the batcher turning items into the model's inputs.
-pub struct Data<I, B> {
-    pub(crate) train: Arc<dyn Dataset<I>>,
-    pub(crate) valid: Arc<dyn Dataset<I>>,
-    pub(crate) batcher: B,
-    pub(crate) augment: Option<Augment<I>>,
-}
-
-impl<I, B> Data<I, B> {
-    /// Any two Burn datasets and a Burn batcher.
-    pub fn new(
-        train: impl Dataset<I> + 'static,
-        valid: impl Dataset<I> + 'static,
-        batcher: B,
-    ) -> Self {
-        Self {
-            train: Arc::new(train),
-            valid: Arc::new(valid),
-            batcher,
-            augment: None,
-        }
-    }
-
-    /// Transforms every training item with `transform(item, rng)` before batching; `rng` is
-    /// seeded from the run's shuffle seed (0 without one), the epoch and the item's position
-    /// in it, so the draws are the same with any worker count and after any resume. The
-    /// validation split is never augmented.
-    pub fn with_augment(self, augment: Augment<I>) -> Self {
-        Self {
-            augment: Some(augment),
-            ..self
-        }
-    }
-
-    /// Datasets already behind shared handles.
-    pub fn from_shared(train: Arc<dyn Dataset<I>>, valid: Arc<dyn Dataset<I>>, batcher: B) -> Self {
-        Self {
-            train,
-            valid,
-            batcher,
-            augment: None,
-        }
-    }
-}
+pub use crate::data::Data;
 
 /// A configured run: model, optimizer, learning-rate schedule, options and metrics.
 ///

@@ -1,7 +1,8 @@
-//! The runtime's modules depend on each other one way: no module reaches, through its `use
-//! crate::..` paths, one that reaches back. Read from the sources (comments and test modules
-//! left out), at the granularity of the crate's top-level modules; the root's re-exports
-//! (`crate::FitError`) count as their module.
+//! The runtime's layers depend on each other one way: no top-level module (a layer: `config`,
+//! `data`, `metric`, `model`, `checkpoint`, `inference`, `fit`, `output`, `app`, and the base
+//! modules) reaches, through its `crate::..` paths, one that reaches back. Read from the
+//! sources (comments and test modules left out); the root's re-exports (`crate::FitError`,
+//! `crate::cli`) count as the module they come from.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -51,8 +52,14 @@ fn the_runtime_modules_depend_on_each_other_one_way() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     // `pub use module::{Item, ..};` at the root: the module an item comes from.
     let mut root: BTreeMap<String, String> = BTreeMap::new();
-    for line in lib.lines().filter(|l| l.starts_with("pub use ")) {
-        let path = line.trim_start_matches("pub use ").trim_end_matches(';');
+    for line in lib
+        .lines()
+        .filter(|l| l.starts_with("pub use ") || l.starts_with("use "))
+    {
+        let path = line
+            .trim_start_matches("pub ")
+            .trim_start_matches("use ")
+            .trim_end_matches(';');
         let Some((module, items)) = path.split_once("::") else {
             continue;
         };
@@ -90,7 +97,7 @@ fn the_runtime_modules_depend_on_each_other_one_way() {
             }
         }
     }
-    assert!(edges.len() > 10, "the scan found the modules: {edges:?}");
+    assert!(edges.len() >= 8, "the scan found the modules: {edges:?}");
     // Depth-first search for a path back to where it started.
     fn cycle(
         at: &str,

@@ -21,7 +21,7 @@ use burn::train::{
     SequenceOutput, TrainOutput,
 };
 
-use crate::fit::Data;
+use crate::data::Data;
 use crate::metric::{BatchValue, Epoch, EpochMetric, Keyed, Mean, SplitMetric, Tracked};
 mod predictions;
 

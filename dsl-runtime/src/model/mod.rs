@@ -1,0 +1,6 @@
+//! The model layer: what a step output must be (`contract`), the model's weights in files
+//! (`weights`), and the parts of it a run trains (`tuning`: freezing, groups, LoRA).
+
+pub mod contract;
+pub mod tuning;
+pub mod weights;
