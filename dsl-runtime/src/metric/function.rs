@@ -123,55 +123,74 @@ pub(crate) struct Keyed<M> {
     pub(crate) metric: M,
 }
 
-impl<O, F, R> SplitMetric<O> for Keyed<Mean<F>>
+/// What the two forms do per batch and per epoch; [`Keyed`] turns either into a split metric.
+pub(crate) trait FunctionMetric<O>: Send {
+    fn higher_is_better(&self) -> bool;
+    /// Feeds a batch; returns its own value where the form has one.
+    fn update(&mut self, output: &O) -> Result<Option<f64>, TensorReadError>;
+    /// The epoch's value from its batches (none: NaN), then the state of a new epoch.
+    fn finish(&mut self) -> f64;
+}
+
+impl<O, F, R> FunctionMetric<O> for Mean<F>
 where
     F: Fn(&O) -> R + Send,
     R: BatchValue,
 {
-    fn key(&self) -> &str {
-        &self.key
-    }
-
     fn higher_is_better(&self) -> bool {
-        self.metric.higher_is_better
+        self.higher_is_better
     }
 
-    fn update(
-        &mut self,
-        item: &O,
-        _metadata: &MetricMetadata,
-    ) -> Result<Option<f64>, TensorReadError> {
-        let mean = &mut self.metric;
-        let (value, weight) = (mean.batch)(item).read()?;
-        mean.state.update(value, weight);
-        mean.batches += 1;
+    fn update(&mut self, output: &O) -> Result<Option<f64>, TensorReadError> {
+        let (value, weight) = (self.batch)(output).read()?;
+        self.state.update(value, weight);
+        self.batches += 1;
         Ok(Some(value))
     }
 
-    fn finish_epoch(&mut self) -> Result<f64, TensorReadError> {
-        let mean = &mut self.metric;
+    fn finish(&mut self) -> f64 {
         // No batch (an empty split) has no mean; Burn's state would divide zero by zero too.
-        let value = if mean.batches == 0 {
+        let value = if self.batches == 0 {
             f64::NAN
         } else {
-            mean.state.final_value().current()
+            self.state.final_value().current()
         };
-        mean.state.reset();
-        mean.batches = 0;
-        Ok(value)
+        self.state.reset();
+        self.batches = 0;
+        value
     }
 }
 
-impl<O, M> SplitMetric<O> for Keyed<Epoch<M>>
-where
-    M: EpochMetric<O>,
-{
+impl<O, M: EpochMetric<O>> FunctionMetric<O> for Epoch<M> {
+    fn higher_is_better(&self) -> bool {
+        self.higher_is_better
+    }
+
+    fn update(&mut self, output: &O) -> Result<Option<f64>, TensorReadError> {
+        self.state.update(output)?;
+        self.batches += 1;
+        Ok(None)
+    }
+
+    fn finish(&mut self) -> f64 {
+        let value = if self.batches == 0 {
+            f64::NAN
+        } else {
+            self.state.value()
+        };
+        self.state = self.empty.clone();
+        self.batches = 0;
+        value
+    }
+}
+
+impl<O, M: FunctionMetric<O>> SplitMetric<O> for Keyed<M> {
     fn key(&self) -> &str {
         &self.key
     }
 
     fn higher_is_better(&self) -> bool {
-        self.metric.higher_is_better
+        self.metric.higher_is_better()
     }
 
     fn update(
@@ -179,21 +198,11 @@ where
         item: &O,
         _metadata: &MetricMetadata,
     ) -> Result<Option<f64>, TensorReadError> {
-        self.metric.state.update(item)?;
-        self.metric.batches += 1;
-        Ok(None)
+        self.metric.update(item)
     }
 
     fn finish_epoch(&mut self) -> Result<f64, TensorReadError> {
-        let epoch = &mut self.metric;
-        let value = if epoch.batches == 0 {
-            f64::NAN
-        } else {
-            epoch.state.value()
-        };
-        epoch.state = epoch.empty.clone();
-        epoch.batches = 0;
-        Ok(value)
+        Ok(self.metric.finish())
     }
 }
 

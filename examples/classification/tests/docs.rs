@@ -1,8 +1,9 @@
-//! What the docs show of this example's output is what it prints: the README's first run and
-//! the book's flag reference (clap's `--help`).
+//! What the docs show of this example's output is what it prints: the README's and the book's
+//! first run, the book's flag reference (clap's `--help`), a sweep's table, a refused resume and
+//! a device built without its backend.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_classification");
 
@@ -24,6 +25,18 @@ fn block_after(text: &str, marker: &str) -> Vec<String> {
     rest[start..end].lines().map(str::to_owned).collect()
 }
 
+/// A block that starts with the command it shows: its arguments, and the lines it shows.
+fn command_and_lines(block: &[String]) -> (Vec<String>, Vec<String>) {
+    let (command, lines) = block.split_first().expect("a command line");
+    let args = command
+        .strip_prefix("$ cargo run -p classification -- ")
+        .expect("the command the block shows")
+        .split(' ')
+        .map(str::to_owned)
+        .collect();
+    (args, lines.to_vec())
+}
+
 /// `(0.01 s)` and other durations vary from run to run.
 fn without_times(line: &str) -> String {
     match line.rfind("  (") {
@@ -32,32 +45,56 @@ fn without_times(line: &str) -> String {
     }
 }
 
+/// A fresh folder of runs, named `artifacts` in what the example prints.
+struct Artifacts {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Artifacts {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("artifacts");
+        Self { _dir: dir, path }
+    }
+
+    /// The example with `args`, writing its runs here.
+    fn run(&self, args: &[String]) -> Output {
+        Command::new(BIN)
+            .arg("--artifacts")
+            .arg(&self.path)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `bytes` as lines, this folder spelt `artifacts` as the docs spell it.
+    fn lines(&self, bytes: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(bytes)
+            .replace(&self.path.display().to_string(), "artifacts")
+            .trim_end()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 #[test]
 fn the_readme_and_the_book_show_what_the_first_run_prints() {
-    let book = block_after(
-        &workspace("docs/src/getting-started.md"),
-        "`cargo run -p classification` prints",
-    );
-    let shown = block_after(
-        &workspace("README.md"),
-        "`cargo run -p classification` prints",
-    );
+    let marker = "`cargo run -p classification` prints";
+    let book = block_after(&workspace("docs/src/getting-started.md"), marker);
+    let shown = block_after(&workspace("README.md"), marker);
     assert_eq!(
         book, shown,
         "the book's getting-started page and the README"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let artifacts = dir.path().join("artifacts");
-    let out = Command::new(BIN)
-        .arg("--artifacts")
-        .arg(&artifacts)
-        .output()
-        .unwrap();
+    let artifacts = Artifacts::new();
+    let out = artifacts.run(&[]);
     assert!(out.status.success());
-    let printed: Vec<String> = String::from_utf8_lossy(&out.stderr)
-        .replace(&artifacts.display().to_string(), "artifacts")
-        .lines()
-        .map(without_times)
+    let printed: Vec<String> = artifacts
+        .lines(&out.stderr)
+        .iter()
+        .map(|l| without_times(l))
         .collect();
     let shown: Vec<String> = shown.iter().map(|l| without_times(l)).collect();
     assert_eq!(printed, shown);
@@ -85,81 +122,35 @@ fn the_sweep_table_of_the_book_is_what_a_sweep_prints() {
         &page,
         "(`--rank-by valid.accuracy` names another recorded metric)",
     );
-    let (command, table) = shown.split_first().unwrap();
-    let args: Vec<&str> = command
-        .strip_prefix("$ cargo run -p classification -- ")
-        .expect("the command the block shows")
-        .split(' ')
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let artifacts = dir.path().join("artifacts");
-    let out = Command::new(BIN)
-        .arg("--artifacts")
-        .arg(&artifacts)
-        .args(&args)
-        .output()
-        .unwrap();
+    let (args, table) = command_and_lines(&shown);
+    let artifacts = Artifacts::new();
+    let out = artifacts.run(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .replace(&artifacts.display().to_string(), "artifacts")
-        .trim_end()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(printed, table);
+    assert_eq!(artifacts.lines(&out.stdout), table);
 }
 
 #[test]
 fn the_refused_resume_of_the_book_is_what_the_command_says() {
     let page = workspace("docs/src/guide/runs.md");
     let shown = block_after(&page, "naming each key with its saved and current value");
-    let (command, said) = shown.split_first().unwrap();
-    let args: Vec<&str> = command
-        .strip_prefix("$ cargo run -p classification -- ")
-        .expect("the command the block shows")
-        .split(' ')
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let artifacts = dir.path().join("artifacts");
-    let first = Command::new(BIN)
-        .arg("--artifacts")
-        .arg(&artifacts)
-        .output()
-        .unwrap();
-    assert!(first.status.success());
-    let out = Command::new(BIN)
-        .arg("--artifacts")
-        .arg(&artifacts)
-        .args(&args)
-        .output()
-        .unwrap();
+    let (args, said) = command_and_lines(&shown);
+    let artifacts = Artifacts::new();
+    assert!(artifacts.run(&[]).status.success());
+    let out = artifacts.run(&args);
     assert_eq!(out.status.code(), Some(2));
-    let printed: Vec<String> = String::from_utf8_lossy(&out.stderr)
-        .replace(&artifacts.display().to_string(), "artifacts")
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(printed, said);
+    assert_eq!(artifacts.lines(&out.stderr), said);
 }
 
 #[test]
 fn a_device_built_without_its_backend_is_refused_as_the_book_says() {
-    let shown = block_after(
-        &workspace("docs/src/guide/backends.md"),
-        "A name whose backend was not built in",
-    );
-    let out = Command::new(BIN)
-        .args(["--device", "cuda:0"])
-        .output()
-        .unwrap();
+    let page = workspace("docs/src/guide/backends.md");
+    let shown = block_after(&page, "A name whose backend was not built in");
+    let artifacts = Artifacts::new();
+    let out = artifacts.run(&["--device".to_owned(), "cuda:0".to_owned()]);
     assert_eq!(out.status.code(), Some(2));
-    let printed: Vec<String> = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(printed, shown);
+    assert_eq!(artifacts.lines(&out.stderr), shown);
 }
