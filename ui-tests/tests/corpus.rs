@@ -703,22 +703,39 @@ struct Report {
     warnings: Vec<String>,
 }
 
+/// The host's target triple, which trybuild names with `--target` (its artifacts then live
+/// under `<target dir>/<triple>/`, and the corpus shares them only by naming it too).
+fn host() -> String {
+    let rustc = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_owned()
+}
+
 fn check(dir: &Path, target: &Path) -> BTreeMap<String, Report> {
-    let flags = r#"build.rustflags=["--cfg","trybuild","--verbose","-A","dead_code","--diagnostic-width=140"]"#;
+    // trybuild's flags, set where trybuild sets them, so that its checked dependencies serve.
+    let flags = r#"["--cfg","trybuild","--verbose","-A","dead_code","--diagnostic-width=140"]"#;
+    let host = host();
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target)
         .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS")
+        .arg("--offline")
+        .arg(format!("--config=build.rustflags={flags}"))
+        .arg(format!("--config=target.{host}.rustflags={flags}"))
         .args([
             "check",
+            "--target",
+            &host,
             "--bins",
             "--keep-going",
-            "--offline",
             "--quiet",
             "--color=never",
+            "--message-format=json",
         ])
-        .args(["--message-format=json", "--config", flags])
         .output()
         .unwrap();
     let mut reports: BTreeMap<String, Report> = BTreeMap::new();
