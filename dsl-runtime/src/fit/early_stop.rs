@@ -51,6 +51,11 @@ impl EarlyStop {
         self.seen.stale >= self.rule.patience
     }
 
+    /// Whether the last epoch seen ended the run.
+    pub(super) fn stopped(&self) -> bool {
+        self.seen.stale >= self.rule.patience
+    }
+
     pub(super) fn reason(&self) -> String {
         let (best, epoch) = self.seen.best.unwrap_or((f64::NAN, 0));
         format!(

@@ -8,6 +8,7 @@ pub mod engine;
 pub(crate) mod epoch;
 mod finite;
 mod freeze;
+mod hooks;
 mod recompute;
 mod resume;
 pub(crate) use resume::changes as setting_changes;
@@ -43,6 +44,7 @@ use early_stop::EarlyStop;
 use ema::Ema;
 use epoch::TrainState;
 use freeze::Freeze;
+use hooks::Features;
 use run::ActiveRun;
 use saving::Saving;
 pub use test_split::{TestPlan, TestSplit, test_line};
@@ -358,11 +360,13 @@ impl<M: LearnerModel> Fit<M> {
             history: start.history,
             run_dir,
             progress: Progress::new(options.quiet),
-            saving,
-            stopper: options.early_stopping.clone().map(EarlyStop::new),
-            stopped: false,
-            callbacks,
-            freeze,
+            features: Features {
+                freeze,
+                plateau: options.plateau.clone(),
+                callbacks,
+                saving,
+                early_stop: options.early_stopping.clone().map(EarlyStop::new),
+            },
             config,
         };
         let last_epoch = run.epochs(

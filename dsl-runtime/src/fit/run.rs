@@ -4,14 +4,12 @@ use std::time::Instant;
 
 use burn::train::LearnerModel;
 
-use super::early_stop::{EarlyStop, lr_scale};
 use super::ema::Ema;
 use super::epoch::{self, EpochOutcome, EpochSink, TrainState};
 use super::finite::non_finite_weights;
-use super::freeze::Freeze;
-use super::saving::Saving;
+use super::hooks::{Edge, EpochHook, Features};
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
-use crate::callback::{Callbacks, Control, EpochEnd as CallbackEpochEnd, RunEnd, RunStart};
+use crate::callback::{Control, RunEnd, RunStart};
 use crate::checkpoint::Within;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
@@ -28,12 +26,8 @@ pub(super) struct ActiveRun<'a, M: LearnerModel> {
     pub history: History,
     pub run_dir: RunWriter,
     pub progress: Progress,
-    pub saving: Option<Saving>,
-    pub stopper: Option<EarlyStop>,
-    /// Whether early stopping ended the run.
-    pub stopped: bool,
-    pub callbacks: Callbacks,
-    pub freeze: Option<Freeze>,
+    /// Freezing, the plateau schedule, callbacks, saving and early stopping.
+    pub features: Features,
     /// `config.json`'s value, handed back in the report.
     pub config: serde_json::Value,
 }
@@ -60,13 +54,14 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         let options = self.options;
         // A resumed run replays the epochs it restored, so patience counts across the restart;
         // a run whose restored epochs already triggered early stopping trains no further.
-        self.stopped = (options.first_epoch..first_epoch).any(|epoch| {
-            self.stopper
+        let replayed = (options.first_epoch..first_epoch).any(|epoch| {
+            self.features
+                .early_stop
                 .as_mut()
                 .is_some_and(|s| s.should_stop(&self.history, epoch))
         });
         let mut last_epoch = first_epoch - 1;
-        if self.stopped {
+        if replayed {
             return Ok(last_epoch);
         }
         let start = RunStart {
@@ -74,24 +69,20 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             last_epoch: options.epochs,
             run_dir: self.run_dir.path(),
         };
-        self.callbacks.each(|c| c.run_start(&start));
-        if self.callbacks.stop().is_some() {
+        self.features.callbacks.each(|c| c.run_start(&start));
+        if self.features.callbacks.stop().is_some() {
             return Ok(last_epoch);
         }
         let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
         for epoch in first_epoch..=options.epochs {
             let started = Instant::now();
-            if let Some(unfrozen) = self
-                .freeze
-                .as_ref()
-                .and_then(|f| f.at_epoch(&self.state.model, epoch))
-            {
-                self.state.model = unfrozen;
-            }
-            if let Some(plateau) = &options.plateau {
-                self.state.lr_scale = lr_scale(plateau, &self.history, epoch);
-            }
-            self.callbacks.each(|c| c.epoch_start(epoch));
+            self.features.epoch_start(&mut Edge {
+                epoch,
+                state: &mut self.state,
+                history: &self.history,
+                hyperparameters: self.hyperparameters,
+                callback_states: Vec::new(),
+            });
             let mut sink = EpochSink {
                 epoch,
                 last_epoch: options.epochs,
@@ -99,7 +90,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 run_dir: &mut self.run_dir,
                 progress: &mut self.progress,
                 limits: (options.limit_train_batches, options.limit_valid_batches),
-                callbacks: &mut self.callbacks,
+                callbacks: &mut self.features.callbacks,
             };
             let done = within.take().map_or(0, |within| within.batches);
             let trained = self.state.train_epoch(
@@ -133,21 +124,15 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             self.progress.epoch_end(|| {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
             });
-            let end = CallbackEpochEnd {
+            let stop = self.features.epoch_end(&mut Edge {
                 epoch,
+                state: &mut self.state,
                 history: &self.history,
-            };
-            self.callbacks.each(|c| c.epoch_end(&end));
-            if let Some(saving) = &mut self.saving {
-                saving.callbacks = self.callbacks.states();
-                saving.epoch_done(epoch, &self.state, &self.history, self.hyperparameters)?;
-            }
+                hyperparameters: self.hyperparameters,
+                callback_states: Vec::new(),
+            })?;
             last_epoch = epoch;
-            self.stopped = self
-                .stopper
-                .as_mut()
-                .is_some_and(|s| s.should_stop(&self.history, epoch));
-            if self.stopped || self.callbacks.stop().is_some() {
+            if stop {
                 break;
             }
         }
@@ -168,10 +153,14 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         if let Err(err) = self.flush() {
             return err;
         }
-        let newest = self.saving.as_ref().and_then(|s| s.saved.last().copied());
-        let saved_here = match (self.saving.take(), within) {
+        let newest = self
+            .features
+            .saving
+            .as_ref()
+            .and_then(|s| s.saved.last().copied());
+        let saved_here = match (self.features.saving.take(), within) {
             (Some(mut saving), Some((batches, train_metrics))) => {
-                saving.callbacks = self.callbacks.states();
+                saving.callbacks = self.features.callbacks.states();
                 let within = Within {
                     batches,
                     step,
@@ -213,14 +202,14 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         // The checkpoint writer syncs the last checkpoint while the summary and the plot are
         // written; it is waited for only after them, and its failure is the one reported first:
         // a checkpoint matters more than a summary.
-        let saving = self.saving.take();
-        let stop = self.callbacks.take_stop();
+        let saving = self.features.saving.take();
+        let stop = self.features.callbacks.take_stop();
         let end = RunEnd {
             last_epoch,
             history: &self.history,
             stopped: stop.as_deref(),
         };
-        self.callbacks.each(|c| {
+        self.features.callbacks.each(|c| {
             c.run_end(&end);
             Control::Continue
         });
@@ -234,10 +223,10 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         }
         written?;
         if !self.options.quiet {
-            if self.stopped
-                && let Some(stopper) = &self.stopper
+            if let Some(early_stop) = &self.features.early_stop
+                && early_stop.stopped()
             {
-                eprintln!("early stopping: {}", stopper.reason());
+                eprintln!("early stopping: {}", early_stop.reason());
             }
             eprint!("{summary}");
         }
