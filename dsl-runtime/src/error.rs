@@ -18,6 +18,10 @@ pub enum FitError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A setting of the config layer (an option out of its range, a device, a schedule, an
+    /// optimizer argument, a module path, a setting Burn's engine does not honour).
+    #[error(transparent)]
+    Setting(#[from] SettingError),
     /// A dataset could not be loaded (from a file, a database, ...).
     #[error("cannot load the dataset: {0}")]
     Dataset(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -196,4 +200,16 @@ impl CliError {
     pub(crate) fn new(message: impl Into<String>) -> Self {
         Self(message.into())
     }
+}
+
+/// A setting that cannot train: which, what is wrong and what to do. The config layer's error
+/// (also raised by the model's and the engine's checks of settings), carried by
+/// [`FitError::Setting`]; its text is that of [`FitError::InvalidOption`].
+#[derive(Debug, thiserror::Error)]
+#[error("invalid fit option `{option}`: {message}")]
+pub struct SettingError {
+    /// The setting, as named in [`FitOptions`](crate::FitOptions) or the config.
+    pub option: &'static str,
+    /// What is wrong and what to do.
+    pub message: String,
 }

@@ -97,7 +97,7 @@ pub use callback::{Callback, Control};
 /// The trait a step output implements (also the name of its derive): errors name it here.
 pub use contract::StepOutput;
 pub use dsl_macros::{Batch, StepOutput, training};
-pub use error::FitError;
+pub use error::{FitError, SettingError};
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
 pub use options::FitOptions;

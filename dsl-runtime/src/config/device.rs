@@ -8,15 +8,18 @@
 use burn::tensor::Device;
 
 use crate::FitError;
+use crate::error::SettingError;
 
 pub use dsl_vocabulary::device::{SPELLINGS, split};
 
 /// The device `spec` names. A backend this binary was built without is an error naming the
 /// cargo feature that adds it.
 pub fn parse(spec: &str) -> Result<Device, FitError> {
-    let invalid = |message: String| FitError::InvalidOption {
-        option: "device",
-        message,
+    let invalid = |message: String| {
+        FitError::Setting(SettingError {
+            option: "device",
+            message,
+        })
     };
     let (backend, index) = split(spec)
         .map_err(|message| invalid(format!("{message}; the devices are {SPELLINGS}")))?;

@@ -8,6 +8,7 @@ use dsl_vocabulary::bounds;
 
 use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
+use crate::error::SettingError;
 use crate::output::runs::ExperimentRuns;
 use crate::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
 
@@ -136,9 +137,11 @@ impl FitOptions {
             source,
         };
         let named = match &self.run {
-            Some(id) => Some(runs.named(id).ok_or_else(|| FitError::InvalidOption {
-                option: "run",
-                message: format!("`{id}` is not a run id: write `run-3` or `3`"),
+            Some(id) => Some(runs.named(id).ok_or_else(|| {
+                FitError::Setting(SettingError {
+                    option: "run",
+                    message: format!("`{id}` is not a run id: write `run-3` or `3`"),
+                })
             })?),
             None => None,
         };
@@ -147,23 +150,23 @@ impl FitOptions {
                 let exists = path.is_dir();
                 if !exists && (resuming || self.first_epoch > 1) {
                     let existing = runs.numbers().map_err(io)?;
-                    return Err(FitError::InvalidOption {
+                    return Err(FitError::Setting(SettingError {
                         option: "run",
                         message: format!(
                             "{} does not exist; the runs of {} are {existing:?}",
                             path.display(),
                             runs.path().display()
                         ),
-                    });
+                    }));
                 }
                 if exists && !resuming && self.first_epoch == 1 && self.write_files {
-                    return Err(FitError::InvalidOption {
+                    return Err(FitError::Setting(SettingError {
                         option: "run",
                         message: format!(
                             "{} already exists and a fresh run never overwrites one: resume it (`--resume latest`), or leave `run` out for a new run",
                             path.display()
                         ),
-                    });
+                    }));
                 }
                 if self.write_files {
                     std::fs::create_dir_all(&path).map_err(io)?;
@@ -201,10 +204,10 @@ impl FitOptions {
     /// Rejects settings that cannot train, naming the setting and the fix.
     pub fn validate(&self) -> Result<(), FitError> {
         let invalid = |option: &'static str, message: &str| {
-            Err(FitError::InvalidOption {
+            Err(FitError::Setting(SettingError {
                 option,
                 message: message.to_owned(),
-            })
+            }))
         };
         // The bounds `training!` checks at compile time (`dsl_vocabulary::bounds`), for values
         // that come from the command line, a config file or code.

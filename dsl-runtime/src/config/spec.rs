@@ -19,6 +19,7 @@ use burn::optim::{
 use serde::{Deserialize, Serialize};
 
 use crate::FitError;
+use crate::error::SettingError;
 use crate::history::Split;
 use crate::via_value::via_value;
 
@@ -214,10 +215,10 @@ impl OptimizerSpec {
             if let Some(value) = value
                 && !range.contains(value)
             {
-                return Err(FitError::InvalidOption {
+                return Err(FitError::Setting(SettingError {
                     option: "optimizer",
                     message: format!("`{key}` is {value}; it must be {}", range.describe()),
-                });
+                }));
             }
         }
         Ok(())
@@ -408,15 +409,17 @@ impl Schedule {
         total_steps: usize,
         groups: &[(ParamGroup, f64)],
     ) -> Result<ModuleLrScheduler, FitError> {
-        let invalid = |message: String| FitError::InvalidOption {
-            option: "lr_schedule",
-            message,
+        let invalid = |message: String| {
+            FitError::Setting(SettingError {
+                option: "lr_schedule",
+                message,
+            })
         };
         if !(lr > 0.0 && lr.is_finite()) {
-            return Err(FitError::InvalidOption {
+            return Err(FitError::Setting(SettingError {
                 option: "lr",
                 message: format!("is {lr}; it must be a positive number"),
-            });
+            }));
         }
         if let Schedule::Plateau { factor, .. } = self {
             if !(*factor > 0.0 && *factor < 1.0) {
@@ -438,10 +441,10 @@ impl Schedule {
         let mut config = ModuleLrSchedulerConfig::new(self.config(lr, steps, 1.0)?);
         for (group, group_lr) in groups {
             if !(*group_lr >= 0.0 && group_lr.is_finite()) {
-                return Err(FitError::InvalidOption {
+                return Err(FitError::Setting(SettingError {
                     option: "groups",
                     message: format!("a group's lr is {group_lr}; it must be 0 or more"),
-                });
+                }));
             }
             let scheduler = if *group_lr == 0.0 {
                 LrSchedulerConfig::Constant(0.0)
@@ -489,12 +492,12 @@ impl Schedule {
                 .into(),
             Schedule::WarmUp { steps: warm, then } => {
                 if *warm == 0 || *warm >= steps {
-                    return Err(FitError::InvalidOption {
+                    return Err(FitError::Setting(SettingError {
                         option: "lr_schedule",
                         message: format!(
                             "warm_up({warm}) must be at least 1 and shorter than the run's {steps} optimizer steps"
                         ),
-                    });
+                    }));
                 }
                 SequentialLrSchedulerConfig::new(
                     vec![

@@ -36,6 +36,7 @@ use burn::train::{
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Resume;
+use crate::error::SettingError;
 use crate::fit::{Data, FitReport};
 use crate::history::{History, Split};
 use crate::spec::GradClip;
@@ -180,9 +181,13 @@ fn watched<'a>(
     recorded
         .iter()
         .find(|r| r.split == split && r.key == key)
-        .ok_or_else(|| FitError::InvalidOption {
-            option: "checkpoint",
-            message: format!("watches {split}.{key}, which is not recorded: add it to the metrics"),
+        .ok_or_else(|| {
+            FitError::Setting(SettingError {
+                option: "checkpoint",
+                message: format!(
+                    "watches {split}.{key}, which is not recorded: add it to the metrics"
+                ),
+            })
         })
 }
 
@@ -231,9 +236,11 @@ where
         + 'static,
 {
     options.validate()?;
-    let invalid = |option: &'static str, message: &str| FitError::InvalidOption {
-        option,
-        message: message.to_owned(),
+    let invalid = |option: &'static str, message: &str| {
+        FitError::Setting(SettingError {
+            option,
+            message: message.to_owned(),
+        })
     };
     // Set from the command line (`training!` refuses them with an engine key at compile time);
     // callbacks and a test split are code, which the macro alone sees.

@@ -5,18 +5,19 @@
 use burn::module::{Lora, Module, ParamGroup};
 
 use crate::FitError;
+use crate::error::SettingError;
 use crate::weights::parameter_paths;
 
 /// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
 pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M, FitError> {
     if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
-        return Err(FitError::InvalidOption {
+        return Err(FitError::Setting(SettingError {
             option: "lora",
             message: format!(
                 "rank {} and alpha {}: the rank must be at least 1 and alpha positive",
                 spec.rank, spec.alpha
             ),
-        });
+        }));
     }
     let group = group(&model, "lora", &spec.on)?;
     Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
@@ -57,13 +58,13 @@ pub fn group<M: Module>(
             .filter(|p| *p == path || p.starts_with(&under))
             .collect();
         if matched.is_empty() {
-            return Err(FitError::InvalidOption {
+            return Err(FitError::Setting(SettingError {
                 option,
                 message: format!(
                     "`{path}` names no parameter of the model; its parameters are: {}",
                     all.join(", ")
                 ),
-            });
+            }));
         }
         chosen.extend(matched.into_iter().cloned());
     }

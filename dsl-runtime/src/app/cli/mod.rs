@@ -509,7 +509,11 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
             eprintln!("{err}");
             ExitCode::from(130)
         }
-        Err(err @ (FitError::InvalidOption { .. } | FitError::ResumeChanged { .. })) => {
+        Err(
+            err @ (FitError::InvalidOption { .. }
+            | FitError::Setting(_)
+            | FitError::ResumeChanged { .. }),
+        ) => {
             eprintln!("error: {err}");
             ExitCode::from(2)
         }
