@@ -47,7 +47,7 @@ fn without_times(line: &str) -> String {
 
 /// A fresh folder of runs, named `artifacts` in what the example prints.
 struct Artifacts {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     path: PathBuf,
 }
 
@@ -55,12 +55,15 @@ impl Artifacts {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("artifacts");
-        Self { _dir: dir, path }
+        Self { dir, path }
     }
 
     /// The example with `args`, writing its runs here.
     fn run(&self, args: &[String]) -> Output {
+        // From the folder holding `artifacts`, so that a path the docs write as
+        // `artifacts/..` names it.
         Command::new(BIN)
+            .current_dir(self.dir.path())
             .arg("--artifacts")
             .arg(&self.path)
             .args(args)
@@ -153,4 +156,23 @@ fn a_device_built_without_its_backend_is_refused_as_the_book_says() {
     let out = artifacts.run(&["--device".to_owned(), "cuda:0".to_owned()]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(artifacts.lines(&out.stderr), shown);
+}
+
+#[test]
+fn the_verify_session_of_the_book_is_what_the_commands_print() {
+    let page = workspace("docs/src/guide/reproducibility.md");
+    let shown = block_after(&page, "In a folder with no run yet");
+    let artifacts = Artifacts::new();
+    let mut printed = Vec::new();
+    for line in &shown {
+        let Some(command) = line.strip_prefix("$ cargo run -p classification -- ") else {
+            continue;
+        };
+        printed.push(line.clone());
+        let args: Vec<String> = command.split(' ').map(str::to_owned).collect();
+        let out = artifacts.run(&args);
+        printed.extend(artifacts.lines(&out.stdout));
+        printed.extend(artifacts.lines(&out.stderr));
+    }
+    assert_eq!(printed, shown);
 }
