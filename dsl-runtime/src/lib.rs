@@ -122,7 +122,7 @@ pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::cli;
     pub use crate::contract::{
-        DatasetOf, FeedsMetric, FeedsOwnMetric, SharedBatcher, Sources, StepOutput,
+        DatasetOf, ReadableBy, ReadableByOwnMetric, SharedBatcher, Sources, StepOutput,
         confusion_input, for_expressions, train_output,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};

@@ -479,6 +479,7 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
 
 /// Names of the runtime's plumbing and paths into sources the user did not write.
 const INTERNAL: &[&str] = &[
+    "Feeds",
     "MetricSource",
     "CustomSource",
     "Checked",

@@ -106,7 +106,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::contract::FeedsMetric;
+    use crate::contract::ReadableBy;
     use crate::metric::SplitMetric;
 
     fn metadata() -> MetricMetadata {
@@ -133,15 +133,15 @@ mod tests {
     fn the_metrics_added_from_burn_box_for_the_outputs_the_docs_name() {
         // Compile-time half: each is accepted for the outputs its catalogue row lists.
         let _: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as FeedsMetric<_>>::boxed(auc_pr());
+            <ClassificationOutput as ReadableBy<_>>::boxed(auc_pr());
         let _: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
-            <MultiLabelClassificationOutput as FeedsMetric<_>>::boxed(auc_pr());
+            <MultiLabelClassificationOutput as ReadableBy<_>>::boxed(auc_pr());
         let _: Box<dyn SplitMetric<SequenceOutput>> =
-            <SequenceOutput as FeedsMetric<_>>::boxed(cer());
+            <SequenceOutput as ReadableBy<_>>::boxed(cer());
         let _: Box<dyn SplitMetric<SequenceOutput>> =
-            <SequenceOutput as FeedsMetric<_>>::boxed(wer());
+            <SequenceOutput as ReadableBy<_>>::boxed(wer());
         let _: Box<dyn SplitMetric<RegressionOutput>> =
-            <RegressionOutput as FeedsMetric<_>>::boxed(iteration_speed());
+            <RegressionOutput as ReadableBy<_>>::boxed(iteration_speed());
         let keys = [
             auc_pr().key().to_owned(),
             hamming().key().to_owned(),
@@ -157,7 +157,7 @@ mod tests {
         let device = Device::flex();
         let score = |logits| {
             let mut metric: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
-                <MultiLabelClassificationOutput as FeedsMetric<_>>::boxed(hamming());
+                <MultiLabelClassificationOutput as ReadableBy<_>>::boxed(hamming());
             metric
                 .update(&multilabel(logits, &device), &metadata())
                 .unwrap();

@@ -284,7 +284,7 @@ mod tests {
             (o.output.clone().slice([0..1, 0..1]).reshape([1]), samples)
         };
         let mut mean: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as crate::contract::FeedsOwnMetric<_>>::boxed(Tracked::new(
+            <ClassificationOutput as crate::contract::ReadableByOwnMetric<_>>::boxed(Tracked::new(
                 "first",
                 Mean::lower_is_better(first_logit),
             ));
@@ -311,7 +311,7 @@ mod tests {
     fn an_epoch_metric_equals_burns_macro_recall_and_starts_over_each_epoch() {
         let device = Device::flex();
         let mut ours: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as crate::contract::FeedsOwnMetric<_>>::boxed(Tracked::new(
+            <ClassificationOutput as crate::contract::ReadableByOwnMetric<_>>::boxed(Tracked::new(
                 "my_recall",
                 Epoch::higher_is_better(MacroRecall {
                     hits: [0; 3],

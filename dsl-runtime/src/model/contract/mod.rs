@@ -92,14 +92,14 @@ impl StepOutput for SequenceOutput {
     label = "`{Self}` gives this metric nothing to read",
     note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, auc_pr, perplexity) need `ClassificationOutput`; `SequenceOutput` feeds accuracy, top_k, perplexity, cer and wer; `MultiLabelClassificationOutput` feeds hamming and auc_pr; `loss`, `lr` and `iteration_speed` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
 )]
-pub trait FeedsMetric<M: Metric, I = <M as Metric>::Input>: Sized {
+pub trait ReadableBy<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
 #[diagnostic::do_not_recommend]
-impl<O, M> FeedsMetric<M> for O
+impl<O, M> ReadableBy<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -116,14 +116,14 @@ where
     label = "this metric does not read `{Self}`",
     note = "a metric of your own is `metric::Mean::higher_is_better(f)` (or `lower_is_better`) with `f` taking `&{Self}` and returning the batch's value and sample count, `metric::Epoch::higher_is_better(state)` with `state` implementing `metric::EpochMetric<{Self}>`, or a Burn `Metric` + `Numeric` whose `Input` `{Self}` adapts to (`Adaptor`); see `examples/custom_metric`"
 )]
-pub trait FeedsOwnMetric<M>: Sized {
+pub trait ReadableByOwnMetric<M>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the note says what to implement.
 #[diagnostic::do_not_recommend]
-impl<O, M> FeedsOwnMetric<M> for O
+impl<O, M> ReadableByOwnMetric<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -135,7 +135,7 @@ where
 
 // A metric from a function of the step output: its function takes `&O`.
 #[diagnostic::do_not_recommend]
-impl<O, F, R> FeedsOwnMetric<Mean<F>> for O
+impl<O, F, R> ReadableByOwnMetric<Mean<F>> for O
 where
     F: Fn(&O) -> R + Send + 'static,
     R: BatchValue,
@@ -149,7 +149,7 @@ where
 
 // A metric of accumulated state: its `EpochMetric` impl is for this output.
 #[diagnostic::do_not_recommend]
-impl<O, M> FeedsOwnMetric<Epoch<M>> for O
+impl<O, M> ReadableByOwnMetric<Epoch<M>> for O
 where
     M: EpochMetric<O>,
     O: 'static,
@@ -268,7 +268,7 @@ mod tests {
                 l.trim_start()
                     .starts_with("note = \"classification metrics")
             })
-            .expect("the note of `FeedsMetric`");
+            .expect("the note of `ReadableBy`");
         let group = |start: &str, end: &str| -> Vec<String> {
             let from = note
                 .find(start)
