@@ -60,6 +60,16 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// The experiment's own hyperparameters, as declared.
+    pub fn hparams(&self) -> &[Hparam] {
+        self.hparams.as_deref().unwrap_or_default()
+    }
+
+    /// The hyperparameter `name`, if declared.
+    pub fn hparam(&self, name: &str) -> Option<&Hparam> {
+        self.hparams().iter().find(|h| h.name == name)
+    }
+
     /// Whether the experiment can run on Burn's engine (one of its keys is present); only then
     /// is that path generated, since Burn's loaders ask more of the data types (`Debug`).
     pub fn has_burn_engine(&self) -> bool {

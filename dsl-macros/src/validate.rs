@@ -21,7 +21,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
         must_be_recorded("`plateau`", metric, &recorded, errors);
     }
     schedule_values(exp, errors);
-    hparam_names(exp, errors);
+    hparam_fields(exp, errors);
     sweep_axes(exp, &recorded, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
@@ -123,8 +123,7 @@ pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&
         .into_iter()
         .filter(|field| {
             let name = field.to_string();
-            !catalog::CONFIG_KEYS.contains(&name.as_str())
-                && !exp.hparams.iter().flatten().any(|h| h.name == name)
+            !catalog::CONFIG_KEYS.contains(&name.as_str()) && exp.hparam(&name).is_none()
         })
         .collect()
 }
@@ -132,12 +131,7 @@ pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&
 /// `config.<name>` where the config has no such field: said in the words of `hparams`, where
 /// rustc would list the first five built-in fields.
 fn config_fields_read(exp: &Experiment, errors: &mut Errors) {
-    let own: Vec<String> = exp
-        .hparams
-        .iter()
-        .flatten()
-        .map(|h| h.name.to_string())
-        .collect();
+    let own = hparam_names(exp);
     let own: Vec<&str> = own.iter().map(String::as_str).collect();
     for expr in user_expressions(exp) {
         for field in unknown_config_fields(exp, expr) {
@@ -203,27 +197,53 @@ fn augment_arity(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
+/// Why hyperparameter `i` of `all` cannot be a field of the config.
+pub enum HparamClash {
+    /// It is named like one of the config's built-in keys.
+    BuiltIn,
+    /// An earlier one has its name.
+    Twice,
+}
+
+/// The one rule of which hyperparameters become config fields: the validator reports the
+/// others, and the stand-in config after an error leaves them out.
+pub fn hparam_clash(all: &[Hparam], i: usize) -> Option<HparamClash> {
+    let name = all[i].name.to_string();
+    if catalog::CONFIG_KEYS.contains(&name.as_str()) {
+        Some(HparamClash::BuiltIn)
+    } else if all[..i].iter().any(|h| h.name == all[i].name) {
+        Some(HparamClash::Twice)
+    } else {
+        None
+    }
+}
+
+/// The names of the experiment's hyperparameters.
+fn hparam_names(exp: &Experiment) -> Vec<String> {
+    exp.hparams().iter().map(|h| h.name.to_string()).collect()
+}
+
 /// A hyperparameter is a new field of the config: not one of its built-in keys, given once.
-fn hparam_names(exp: &Experiment, errors: &mut Errors) {
-    let hparams = exp.hparams.as_deref().unwrap_or_default();
+fn hparam_fields(exp: &Experiment, errors: &mut Errors) {
+    let hparams = exp.hparams();
     for (i, hparam) in hparams.iter().enumerate() {
         let name = hparam.name.to_string();
-        if catalog::CONFIG_KEYS.contains(&name.as_str()) {
-            err(
+        match hparam_clash(hparams, i) {
+            Some(HparamClash::BuiltIn) => err(
                 errors,
                 hparam.name.span(),
                 &format!("`{name}` is already a key of the config"),
                 &format!(
                     "give your hyperparameter another name, e.g. `my_{name}`; the built-in `{name}` is set with `--set {name}=..` as it is"
                 ),
-            );
-        } else if hparams[..i].iter().any(|h| h.name == hparam.name) {
-            err(
+            ),
+            Some(HparamClash::Twice) => err(
                 errors,
                 hparam.name.span(),
                 &format!("hyperparameter `{name}` is declared twice"),
                 "declare each hyperparameter once; remove one of the two",
-            );
+            ),
+            None => {}
         }
     }
 }
@@ -234,12 +254,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
     let Some(axes) = &exp.sweep else {
         return;
     };
-    let own: Vec<String> = exp
-        .hparams
-        .iter()
-        .flatten()
-        .map(|h| h.name.to_string())
-        .collect();
+    let own = hparam_names(exp);
     let keys: Vec<&str> = sweep::SWEEPABLE
         .iter()
         .copied()
@@ -315,12 +330,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
 
 /// A hyperparameter's default as written, for an example of its values.
 fn own_default(exp: &Experiment, key: &str) -> String {
-    let default = exp
-        .hparams
-        .iter()
-        .flatten()
-        .find(|h| h.name == key)
-        .map(|h| &h.default);
+    let default = exp.hparam(key).map(|h| &h.default);
     quote::quote!(#default).to_string()
 }
 

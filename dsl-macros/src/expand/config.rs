@@ -311,12 +311,10 @@ fn engine_keys(exp: &Experiment) -> [ConfigKey; 3] {
 /// The experiment's hyperparameters that become fields: after an error, one named like a
 /// built-in key or declared twice is left out, so the validator's error stays the only one.
 fn own_fields(exp: &Experiment) -> impl Iterator<Item = &Hparam> + Clone {
-    let all = exp.hparams.as_deref().unwrap_or_default();
-    all.iter().enumerate().filter_map(move |(i, h)| {
-        let name = h.name.to_string();
-        let first = !all[..i].iter().any(|o| o.name == h.name);
-        (first && !crate::catalog::CONFIG_KEYS.contains(&name.as_str())).then_some(h)
-    })
+    let all = exp.hparams();
+    all.iter()
+        .enumerate()
+        .filter_map(move |(i, h)| crate::validate::hparam_clash(all, i).is_none().then_some(h))
 }
 
 /// The config struct and its `Default` (the values written in `training!`).
@@ -391,12 +389,7 @@ pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStre
 /// a value of another type is rustc's error at the value.
 pub fn sweep_types(exp: &Experiment) -> TokenStream {
     let checks = exp.sweep.iter().flatten().flat_map(|axis| {
-        let ty = exp
-            .hparams
-            .iter()
-            .flatten()
-            .find(|h| h.name == axis.key)
-            .map(|h| &h.ty);
+        let ty = exp.hparam(&axis.key.to_string()).map(|h| &h.ty);
         axis.values.iter().filter_map(move |value| {
             let ty = ty?;
             let span = syn::spanned::Spanned::span(value);

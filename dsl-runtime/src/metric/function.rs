@@ -13,10 +13,10 @@
 //! `best(..)` and `patience(..)` compare by.
 
 use burn::tensor::{Tensor, TensorReadError};
+use burn::train::metric::MetricMetadata;
 use burn::train::metric::state::NumericMetricState;
 
-use super::tracked::SplitMetric;
-use burn::train::metric::MetricMetadata;
+use super::tracked::{SplitMetric, Tracked};
 
 /// A batch's value and its weight (the number of samples it stands for), as a [`Mean`]
 /// function returns it: `(f64, usize)`, `Result<(f64, usize), TensorReadError>` (a function
@@ -53,7 +53,6 @@ pub struct Mean<F> {
     batch: F,
     higher_is_better: bool,
     state: NumericMetricState,
-    batches: usize,
 }
 
 impl<F> Mean<F> {
@@ -72,7 +71,6 @@ impl<F> Mean<F> {
             batch,
             higher_is_better,
             state: NumericMetricState::default(),
-            batches: 0,
         }
     }
 }
@@ -119,8 +117,19 @@ impl<M: Clone> Epoch<M> {
 
 /// A function metric under the key `training!` gives it (the name in `split.metric(name = ..)`).
 pub(crate) struct Keyed<M> {
-    pub(crate) key: String,
-    pub(crate) metric: M,
+    key: String,
+    metric: M,
+}
+
+impl<M> Keyed<M> {
+    /// `tracked`, its key and metric, as a split metric of outputs `O`.
+    pub(crate) fn boxed<O>(tracked: Tracked<M>) -> Box<dyn SplitMetric<O>>
+    where
+        M: FunctionMetric<O> + 'static,
+    {
+        let (key, metric) = tracked.into_parts();
+        Box::new(Self { key, metric })
+    }
 }
 
 /// What the two forms do per batch and per epoch; [`Keyed`] turns either into a split metric.
@@ -144,19 +153,13 @@ where
     fn update(&mut self, output: &O) -> Result<Option<f64>, TensorReadError> {
         let (value, weight) = (self.batch)(output).read()?;
         self.state.update(value, weight);
-        self.batches += 1;
         Ok(Some(value))
     }
 
     fn finish(&mut self) -> f64 {
-        // No batch (an empty split) has no mean; Burn's state would divide zero by zero too.
-        let value = if self.batches == 0 {
-            f64::NAN
-        } else {
-            self.state.final_value().current()
-        };
+        // Burn's state divides the weighted sum by the samples: NaN for an epoch without any.
+        let value = self.state.final_value().current();
         self.state.reset();
-        self.batches = 0;
         value
     }
 }

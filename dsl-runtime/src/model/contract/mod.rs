@@ -142,8 +142,7 @@ where
     O: 'static,
 {
     fn boxed(metric: Tracked<Mean<F>>) -> Box<dyn SplitMetric<Self>> {
-        let (key, metric) = metric.into_parts();
-        Box::new(Keyed { key, metric })
+        Keyed::boxed(metric)
     }
 }
 
@@ -155,8 +154,7 @@ where
     O: 'static,
 {
     fn boxed(metric: Tracked<Epoch<M>>) -> Box<dyn SplitMetric<Self>> {
-        let (key, metric) = metric.into_parts();
-        Box::new(Keyed { key, metric })
+        Keyed::boxed(metric)
     }
 }
 
