@@ -173,7 +173,7 @@ fn isolated(
 fn skip_value(input: ParseStream) {
     let fork = input.fork();
     if fork.parse::<Expr>().is_ok() && (fork.is_empty() || fork.peek(Token![,])) {
-        let _ = input.parse::<Expr>();
+        input.advance_to(&fork);
         return;
     }
     skip_to_comma(input);
