@@ -44,6 +44,8 @@ pub struct Experiment {
     pub engine: Option<Ident>,
     /// `strategy: single | multi | ddp`.
     pub strategy: Option<Ident>,
+    /// `data_parallel: mpi`: one run over the processes of an MPI job.
+    pub data_parallel: Option<Ident>,
     /// `devices: N`.
     pub devices: Option<Number>,
     /// `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`.
@@ -111,6 +113,7 @@ impl Default for Experiment {
             lora: None,
             engine: None,
             strategy: None,
+            data_parallel: None,
             devices: None,
             given: Vec::new(),
             span: Span::call_site(),

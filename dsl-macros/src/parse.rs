@@ -242,6 +242,7 @@ fn top_level(
         }
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
+        "data_parallel" => exp.data_parallel = Some(choice(input, "data_parallel", &["mpi"])?),
         "devices" => exp.devices = Some(number(input)?),
         "device" => {
             exp.device = Some(quoted(

@@ -82,6 +82,11 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             "`StepOutput` can only be derived for a struct\nhelp: write `struct Output { #[loss] loss: Tensor<1>, .. }`",
         )),
     }
+    let fields = match &input.data {
+        Data::Struct(data) => data.fields.len(),
+        _ => 0,
+    };
+    let all_marked = roles.iter().flatten().count() == fields;
     let [loss, logits, targets] = roles;
     if loss.is_none() && matches!(input.data, Data::Struct(_)) {
         errors.push(syn::Error::new(
@@ -146,7 +151,30 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         },
         _ => quote!(),
     };
+    // Data-parallel training sends outputs between processes; only the marked fields can be
+    // rebuilt there.
+    let portable = all_marked.then(|| {
+        let tensor = quote!(#rt::burn::tensor);
+        quote! {
+            impl #rt::Portable for #name {
+                fn parts(&self) -> ::std::vec::Vec<#tensor::TensorData> {
+                    ::std::vec![#(#rt::PortablePart::part(&self.#marked)),*]
+                }
+
+                fn from_parts(
+                    parts: &mut dyn ::core::iter::Iterator<Item = #tensor::TensorData>,
+                    device: &#tensor::Device,
+                ) -> ::core::result::Result<Self, ::std::string::String> {
+                    ::core::result::Result::Ok(Self {
+                        #(#marked: #rt::PortablePart::from_part(parts, device)?,)*
+                    })
+                }
+            }
+        }
+    });
     quote! {
+        #portable
+
         impl #rt::burn::train::ItemLazy for #name {
             // `..self` covers unmarked fields; with every field marked it has nothing to add.
             #[allow(clippy::needless_update)]

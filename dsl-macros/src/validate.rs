@@ -26,6 +26,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
     our_loop_only(exp, errors);
+    data_parallel_steps(exp, errors);
     fine_tuning(exp, errors);
     augment_arity(exp, errors);
     callbacks_are_values(exp, errors);
@@ -473,6 +474,21 @@ fn module_path(path: &str, span: Span, errors: &mut Errors) {
     }
 }
 
+/// A data-parallel step already sums one batch per rank: the run equals one process with
+/// `grad_accumulation` set to the number of ranks, so the two keys together have no meaning.
+fn data_parallel_steps(exp: &Experiment, errors: &mut Errors) {
+    if let (Some(_), Some(accumulation)) = (&exp.data_parallel, &exp.grad_accumulation)
+        && accumulation.value > 1.0
+    {
+        err(
+            errors,
+            accumulation.span,
+            "`grad_accumulation` cannot be combined with `data_parallel`: each optimizer step already sums one batch per process",
+            "remove `grad_accumulation` and launch more processes (`mpirun -n N` steps on N batches)",
+        );
+    }
+}
+
 /// Burn's Learner has no hook that can stop a run or save state in its checkpoints, nor one
 /// that averages weights after each step, and its checkpoints carry no history to find the
 /// best one by: an experiment that may run on it can have no callbacks, test split or `ema`.
@@ -488,6 +504,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
             "test" => loader.and_then(|l| l.test.as_ref()).map(span),
             "augment" => loader.and_then(|l| l.augment.as_ref()).map(span),
             "ema" => exp.ema.as_ref().map(|n| n.span),
+            "data_parallel" => exp.data_parallel.as_ref().map(Ident::span),
             "lora" => exp.lora.as_ref().map(|l| l.span),
             "init_from" => exp.init_from.as_ref().map(syn::LitStr::span),
             "freeze" => exp.freeze.iter().flatten().next().map(|(_, span)| *span),

@@ -22,6 +22,9 @@ pub enum FitError {
     /// optimizer argument, a module path, a setting Burn's engine does not honour).
     #[error(transparent)]
     Setting(#[from] SettingError),
+    /// Data-parallel training cannot start or go on (`data_parallel: mpi`).
+    #[error(transparent)]
+    Parallel(#[from] crate::parallel::ParallelError),
     /// A dataset could not be loaded (from a file, a database, ...).
     #[error("cannot load the dataset: {0}")]
     Dataset(#[source] Box<dyn std::error::Error + Send + Sync>),

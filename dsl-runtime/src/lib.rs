@@ -82,6 +82,7 @@ mod interrupt;
 pub mod metric;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod provenance;
 mod via_value;
 
@@ -134,6 +135,7 @@ pub mod __private {
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::metric;
+    pub use crate::parallel::{ItemCodec, Portable, PortablePart};
     pub use crate::predict::{predict, write_predictions};
     pub use crate::provenance::{
         ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, Probe, Provenance,

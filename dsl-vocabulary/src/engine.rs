@@ -31,6 +31,10 @@ pub const OURS_ONLY: &[OursOnly] = &[
         needs: "a moving average needs",
     },
     OursOnly {
+        key: "data_parallel",
+        needs: "data-parallel training over MPI needs",
+    },
+    OursOnly {
         key: "lora",
         needs: "LoRA needs",
     },

@@ -94,6 +94,12 @@ pub const KEYS: &[Key] = &[
         default: "1",
     },
     Key {
+        name: "data_parallel",
+        required: "no",
+        form: "`mpi`: launched by `mpirun -n N` (or `srun`), the N processes train one run, each optimizer step summing one batch per process, bit-identical to one process with `grad_accumulation: N`; alone, the binary trains as without the key. Needs the `mpi` feature of `dsl-runtime` to run under a launcher",
+        default: "none",
+    },
+    Key {
         name: "engine",
         required: "no",
         form: "`ours` or `burn` (Burn's `SupervisedTraining`, also on one device)",

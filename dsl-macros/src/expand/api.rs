@@ -403,6 +403,20 @@ fn with_options(
         },
         step.output_ty.span(),
     );
+    // At the key: an output that cannot travel between ranks is reported there.
+    // The bound sits on a local function, so that the error names it, not the runtime's code.
+    let data_parallel = exp.data_parallel.as_ref().map(|key| {
+        let f = Ident::new("sent_between_ranks", Span::mixed_site());
+        let call = respan(quote!(#f()), key.span());
+        quote_spanned! {key.span()=>
+            .data_parallel({
+                fn #f<T: #Rt::Portable>() -> #Rt::ItemCodec<T> {
+                    #Rt::ItemCodec::of()
+                }
+                #call
+            })
+        }
+    });
     let data = Ident::new("data", Span::mixed_site());
     let run = respan(quote!(.run(device, #data)), step.output_ty.span());
     // A local function with a plain `Fn` bound and the data as its first argument, so that an
@@ -447,7 +461,7 @@ fn with_options(
             let #provenance = #provenance_value;
             let #data = #sources.into_data();
             #augment_call
-            #fit #(#metric_calls)* #(#callback_calls)* #run
+            #fit #data_parallel #(#metric_calls)* #(#callback_calls)* #run
         }),
     );
     // The test split is measured after either engine returns.
@@ -657,10 +671,16 @@ pub fn experiment_impl(exp: &Experiment, name: &Ident) -> TokenStream {
     };
     let eval_result = result(quote!(#Rt::Evaluation));
     let fit_result = result(quote!(#Rt::FitReport<#model_name>));
+    let data_parallel = exp.data_parallel.as_ref().map(|_| {
+        quote!(
+            const DATA_PARALLEL: bool = true;
+        )
+    });
     quote! {
         impl #Rt::cli::Experiment for #name {
             type Config = #config_name;
             type Model = #model_name;
+            #data_parallel
 
             fn defaults() -> #config_name {
                 Self::config()

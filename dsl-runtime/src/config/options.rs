@@ -86,6 +86,11 @@ pub struct FitOptions {
     /// Lower the learning rate when a metric stops improving (`lr_schedule: plateau(..)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau: Option<PlateauRule>,
+    /// The number of processes of a data-parallel run (`data_parallel: mpi` under `mpirun`),
+    /// set by the fit loop, recorded so that resuming with another count is a changed setting;
+    /// absent in one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
 }
 
 impl Default for FitOptions {
@@ -116,6 +121,7 @@ impl Default for FitOptions {
             gradient_checkpointing: false,
             lora: None,
             plateau: None,
+            ranks: None,
         }
     }
 }

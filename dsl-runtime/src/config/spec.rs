@@ -550,7 +550,9 @@ pub fn optimizer_steps(
     epochs: usize,
 ) -> usize {
     let batches = train_items.div_ceil(batch_size.max(1));
-    batches.div_ceil(accumulation.unwrap_or(1).max(1)) * epochs
+    // A data-parallel step sums one batch per rank, as accumulation does in one process.
+    let ranks = crate::parallel::group().map_or(1, |g| g.size());
+    batches.div_ceil(accumulation.unwrap_or(1).max(1) * ranks) * epochs
 }
 
 #[cfg(test)]

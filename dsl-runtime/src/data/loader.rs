@@ -104,6 +104,9 @@ pub struct Loader<I, B> {
     batch_size: usize,
     shuffle: Option<u64>,
     workers: Vec<Worker<B>>,
+    /// Waits for every batch even after Ctrl-C/SIGTERM: in data-parallel training the ranks
+    /// stop together at an optimizer step (`parallel`), never while one awaits a batch.
+    patient: bool,
 }
 
 impl<I, B> Loader<I, B>
@@ -141,6 +144,7 @@ where
             batch_size,
             shuffle,
             workers,
+            patient: false,
         })
     }
 
@@ -149,6 +153,12 @@ where
     pub fn augment(self, augment: Augment<I>, seed: u64) -> Self {
         // The source is new and this is its only setting: the cell is empty.
         let _ = self.source.augment.set((augment, seed));
+        self
+    }
+
+    /// Waits for batches after Ctrl-C/SIGTERM too (see `patient`).
+    pub(crate) fn patient(mut self) -> Self {
+        self.patient = true;
         self
     }
 
@@ -164,15 +174,31 @@ where
         limit: Option<usize>,
         done: usize,
     ) -> EpochBatches<'_, I, B> {
+        self.epoch_shard(epoch, limit, done, (0, 1))
+    }
+
+    /// [`Loader::epoch_after`], delivering only every `size`-th batch from the `rank`-th on:
+    /// a rank's share of the batches in data-parallel training.
+    pub(crate) fn epoch_shard(
+        &self,
+        epoch: usize,
+        limit: Option<usize>,
+        done: usize,
+        (rank, size): (usize, usize),
+    ) -> EpochBatches<'_, I, B> {
         let order = epoch_order(&self.source.dataset, self.shuffle, epoch);
         let all = order.len().div_ceil(self.batch_size);
         let total = limit.map_or(all, |limit| limit.min(all));
         let first = done.min(total);
+        let positions = total - first;
         let mut batches = EpochBatches {
             loader: self,
             epoch,
             first,
-            count: total - first,
+            positions,
+            offset: rank,
+            stride: size,
+            count: positions.saturating_sub(rank).div_ceil(size),
             order,
             submitted: 0,
             received: 0,
@@ -221,6 +247,11 @@ pub struct EpochBatches<'a, I, B> {
     epoch: usize,
     /// Batches of the epoch before the first one delivered (those an interrupted run trained).
     first: usize,
+    /// Batches of the epoch from `first` on, delivered here or not.
+    positions: usize,
+    /// Batch `i` delivered here is batch `first + offset + i * stride` of the epoch.
+    offset: usize,
+    stride: usize,
     /// Batches delivered in this call.
     count: usize,
     /// The epoch's dataset indices; batch `first + i` is the `i`-th run of `batch_size`.
@@ -234,6 +265,22 @@ impl<I, B> EpochBatches<'_, I, B> {
     /// Number of batches in this epoch.
     pub fn len(&self) -> usize {
         self.count
+    }
+
+    /// Number of batches of the epoch from the first one on, whichever rank builds them.
+    pub(crate) fn positions(&self) -> usize {
+        self.positions
+    }
+
+    /// [`EpochBatches::progress`] once batch `position` (counted from the first) is trained,
+    /// by whichever rank.
+    pub(crate) fn progress_at(&self, position: usize) -> Progress {
+        let end = ((self.first + position + 1) * self.loader.batch_size).min(self.order.len());
+        Progress {
+            items_processed: end - self.first * self.loader.batch_size,
+            items_total: self.loader.num_items(),
+            unit: None,
+        }
     }
 
     /// Whether this epoch has no batch.
@@ -253,7 +300,7 @@ impl<I, B> EpochBatches<'_, I, B> {
 
     /// Where batch `index` of this call lies in the epoch's order.
     fn span(&self, index: usize) -> std::ops::Range<usize> {
-        let start = (self.first + index) * self.loader.batch_size;
+        let start = (self.first + self.offset + index * self.stride) * self.loader.batch_size;
         start..(start + self.loader.batch_size).min(self.order.len())
     }
 
@@ -292,7 +339,8 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
             let job = self.job(index);
             self.loader.source.build(job)
         } else {
-            let result = match receive(&workers[index % workers.len()].results) {
+            let result = match receive(&workers[index % workers.len()].results, self.loader.patient)
+            {
                 Some(result) => result,
                 // The batch stays with its worker: the run is stopping.
                 None => return Some(Err(DataError::Interrupted)),
@@ -310,12 +358,17 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
 
 /// The next result of a worker, waiting in short slices so that Ctrl-C/SIGTERM is noticed
 /// even when a batcher stalls; `None` once it arrived.
-fn receive<B>(results: &Receiver<Result<B, DataError>>) -> Option<Result<B, DataError>> {
+fn receive<B>(
+    results: &Receiver<Result<B, DataError>>,
+    patient: bool,
+) -> Option<Result<B, DataError>> {
     loop {
         match results.recv_timeout(std::time::Duration::from_millis(50)) {
             Ok(result) => return Some(result),
             Err(mpsc::RecvTimeoutError::Disconnected) => return Some(Err(DataError::WorkerLost)),
-            Err(mpsc::RecvTimeoutError::Timeout) if interrupt::raised() => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) if !patient && interrupt::raised() => {
+                return None;
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
@@ -324,7 +377,7 @@ fn receive<B>(results: &Receiver<Result<B, DataError>>) -> Option<Result<B, Data
 impl<I, B> Drop for EpochBatches<'_, I, B> {
     fn drop(&mut self) {
         // An interrupted run does not wait for batches a stalled worker may never finish.
-        if interrupt::raised() {
+        if !self.loader.patient && interrupt::raised() {
             return;
         }
         let workers = &self.loader.workers;

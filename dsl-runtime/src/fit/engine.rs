@@ -252,7 +252,8 @@ where
         "gradient_checkpointing" => options.gradient_checkpointing,
         "lr_schedule" => options.plateau.is_some(),
         "augment" => data.augment.is_some(),
-        "callbacks" | "test" => false,
+        // Code too: the macro refuses `data_parallel` beside an engine key.
+        "callbacks" | "test" | "data_parallel" => false,
         other => unreachable!("`{other}` of OURS_ONLY is not looked up here"),
     };
     if let Some(feature) = dsl_vocabulary::engine::OURS_ONLY

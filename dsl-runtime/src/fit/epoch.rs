@@ -1,7 +1,7 @@
 //! One training epoch and one validation epoch.
 
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
-use burn::optim::{GradientsAccumulator, ModuleOptimizer};
+use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
@@ -17,6 +17,7 @@ use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
+use crate::parallel::step::Parallel;
 
 /// Where an epoch's values go.
 pub(super) struct EpochSink<'a> {
@@ -73,7 +74,7 @@ pub(super) enum EpochOutcome {
 }
 
 /// The model and what moves it: the optimizer and the learning-rate schedule.
-pub(super) struct TrainState<M> {
+pub(super) struct TrainState<M: TrainStep> {
     pub model: M,
     pub optimizer: ModuleOptimizer,
     pub lr_scheduler: ModuleLrScheduler,
@@ -90,6 +91,8 @@ pub(super) struct TrainState<M> {
     pub ema: Option<Ema<M>>,
     /// The factor a plateau schedule puts on the scheduler's rate in this epoch.
     pub lr_scale: f64,
+    /// The other ranks, in a data-parallel run.
+    pub parallel: Option<Parallel<TrainOutputOf<M>>>,
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -111,6 +114,7 @@ impl<M: LearnerModel> TrainState<M> {
             interruptible,
             ema: None,
             lr_scale: 1.0,
+            parallel: None,
         }
     }
 
@@ -146,6 +150,9 @@ impl<M: LearnerModel> TrainState<M> {
                     ),
                 });
             }
+        }
+        if self.parallel.is_some() {
+            return self.train_epoch_parallel(loader, steps_before, done, metrics, series, ctx);
         }
         let mut batches = loader.epoch_after(epoch, ctx.limits.0, done);
         let num_batches = done + batches.len();
@@ -191,65 +198,23 @@ impl<M: LearnerModel> TrainState<M> {
                 }
             };
             let stepped = grads.is_some();
-            if let Some(mut grads) = grads {
-                if let Some(max) = self.clip_norm {
-                    clip_global_norm(&self.model, &mut grads, max).map_err(|source| {
-                        FitError::Metric {
-                            split: Split::Train,
-                            metric: "grad_clip".to_owned(),
-                            source,
-                        }
-                    })?;
-                }
-                self.lr = self.lr_scheduler.step();
-                if self.lr_scale != 1.0 {
-                    self.lr = (self.lr.base() * self.lr_scale).into();
-                }
-                self.model =
-                    self.model
-                        .clone()
-                        .optimize(&mut self.optimizer, self.lr.clone(), grads);
-                if let Some(ema) = &mut self.ema {
-                    ema.update(&self.model);
-                }
+            if let Some(grads) = grads {
+                self.apply(grads)?;
             }
-
             let item = output.item.sync()?;
             let metadata = MetricMetadata {
                 progress: batches.progress(),
                 iteration: Some(index),
                 lr: Some(self.lr.clone()),
             };
-            let mut step_loss = None;
-            for (metric, &series_index) in metrics.iter_mut().zip(series) {
-                let Some(value) = feed(Split::Train, metric.as_mut(), &item, &metadata)? else {
-                    continue;
-                };
-                if metric.key() == "loss" {
-                    step_loss = Some(value);
-                }
-                ctx.history.record_step(series_index, value);
-                ctx.run_dir
-                    .step_row(step, epoch, Split::Train, metric.key(), value)
-                    .map_err(|e| ctx.io(e))?;
-                if metric.key() == "loss" && !value.is_finite() {
-                    return Err(FitError::NonFiniteLoss {
-                        epoch,
-                        step,
-                        value: value as f32,
-                    });
-                }
-            }
-            ctx.progress.step(step_loss);
-            if stepped && !ctx.callbacks.is_empty() {
-                let end = StepEnd {
-                    epoch,
-                    step,
-                    loss: step_loss,
-                    lr: self.lr.base(),
-                };
-                ctx.callbacks.each(|c| c.step_end(&end));
-            }
+            self.record(
+                &item,
+                &metadata,
+                (epoch, step, stepped),
+                metrics,
+                series,
+                ctx,
+            )?;
             // Only between optimizer steps: accumulated gradients are not part of a checkpoint.
             if accumulated == 0 && self.interruptible && interrupt::raised() {
                 return Ok(EpochOutcome::Interrupted {
@@ -262,6 +227,167 @@ impl<M: LearnerModel> TrainState<M> {
         Ok(EpochOutcome::Completed {
             step: steps_before + index,
         })
+    }
+
+    /// One optimizer step with `grads`: clipping, the learning-rate step, the update, the
+    /// moving average.
+    fn apply(&mut self, mut grads: GradientsParams) -> Result<(), FitError> {
+        if let Some(max) = self.clip_norm {
+            clip_global_norm(&self.model, &mut grads, max).map_err(|source| FitError::Metric {
+                split: Split::Train,
+                metric: "grad_clip".to_owned(),
+                source,
+            })?;
+        }
+        self.lr = self.lr_scheduler.step();
+        if self.lr_scale != 1.0 {
+            self.lr = (self.lr.base() * self.lr_scale).into();
+        }
+        self.model = self
+            .model
+            .clone()
+            .optimize(&mut self.optimizer, self.lr.clone(), grads);
+        if let Some(ema) = &mut self.ema {
+            ema.update(&self.model);
+        }
+        Ok(())
+    }
+
+    /// Feeds one batch's output to the training metrics and records their values at global
+    /// step `step`; after an optimizer step (`stepped`), tells the callbacks.
+    fn record(
+        &self,
+        item: &TrainOutputOf<M>,
+        metadata: &MetricMetadata,
+        (epoch, step, stepped): (usize, usize, bool),
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<(), FitError> {
+        let mut step_loss = None;
+        for (metric, &series_index) in metrics.iter_mut().zip(series) {
+            let Some(value) = feed(Split::Train, metric.as_mut(), item, metadata)? else {
+                continue;
+            };
+            if metric.key() == "loss" {
+                step_loss = Some(value);
+            }
+            ctx.history.record_step(series_index, value);
+            ctx.run_dir
+                .step_row(step, epoch, Split::Train, metric.key(), value)
+                .map_err(|e| ctx.io(e))?;
+            if metric.key() == "loss" && !value.is_finite() {
+                return Err(FitError::NonFiniteLoss {
+                    epoch,
+                    step,
+                    value: value as f32,
+                });
+            }
+        }
+        ctx.progress.step(step_loss);
+        if stepped && !ctx.callbacks.is_empty() {
+            let end = StepEnd {
+                epoch,
+                step,
+                loss: step_loss,
+                lr: self.lr.base(),
+            };
+            ctx.callbacks.each(|c| c.step_end(&end));
+        }
+        Ok(())
+    }
+
+    /// [`TrainState::train_epoch`] as one rank of a data-parallel run: each group of `N`
+    /// batches (`N` ranks) is one optimizer step, rank `r` building and stepping the group's
+    /// batch `r`; after the exchange every rank applies the same summed gradients and records
+    /// every batch's output in order, as one process with `grad_accumulation: N` does.
+    fn train_epoch_parallel<I>(
+        &mut self,
+        loader: &Loader<I, <M as TrainStep>::Input>,
+        steps_before: usize,
+        done: usize,
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<EpochOutcome, FitError>
+    where
+        I: Clone + Send + Sync + 'static,
+    {
+        let epoch = ctx.epoch;
+        let started = std::time::Instant::now();
+        let mut parallel = self.parallel.take().expect("a data-parallel run");
+        let (rank, size) = (parallel.group.rank(), parallel.group.size());
+        let mut batches = loader.epoch_shard(epoch, ctx.limits.0, done, (rank, size));
+        let positions = batches.positions();
+        ctx.progress.epoch_start(epoch, ctx.last_epoch, positions);
+        let mut position = 0;
+        let outcome = loop {
+            if position == positions {
+                break Ok(None);
+            }
+            let group = size.min(positions - position);
+            let mine = match (rank < group).then(|| batches.next()).flatten() {
+                None => None,
+                Some(Ok(batch)) => {
+                    let output = TrainStep::step(&self.model, batch);
+                    Some((output.grads, output.item.sync()?))
+                }
+                Some(Err(source)) => {
+                    break Err(FitError::Data {
+                        split: Split::Train,
+                        epoch,
+                        batch: done + position + rank + 1,
+                        source,
+                    });
+                }
+            };
+            let interrupted = self.interruptible && interrupt::raised();
+            let (grads, item) = mine.unzip();
+            let exchanged =
+                parallel.exchange(&self.model, grads.zip(item.as_ref()), group, interrupted)?;
+            drop(item);
+            let last = exchanged.items.len() - 1;
+            let mut grads = Some(exchanged.grads);
+            for (k, item) in exchanged.items.iter().enumerate() {
+                // As in one process: the step after the group's last batch, before its metrics.
+                if k == last {
+                    self.apply(grads.take().expect("once"))?;
+                }
+                let index = done + position + k + 1;
+                let metadata = MetricMetadata {
+                    progress: batches.progress_at(position + k),
+                    iteration: Some(index),
+                    lr: Some(self.lr.clone()),
+                };
+                let step = (steps_before + index, k == last);
+                self.record(
+                    item,
+                    &metadata,
+                    (epoch, step.0, step.1),
+                    metrics,
+                    series,
+                    ctx,
+                )?;
+            }
+            position += group;
+            if exchanged.interrupted {
+                break Ok(Some(done + position));
+            }
+        };
+        parallel.trained += started.elapsed();
+        self.parallel = Some(parallel);
+        match outcome? {
+            Some(batches) => Ok(EpochOutcome::Interrupted {
+                batches,
+                step: steps_before + batches,
+            }),
+            None => {
+                ctx.finish(Split::Train, metrics, series)?;
+                Ok(EpochOutcome::Completed {
+                    step: steps_before + done + positions,
+                })
+            }
+        }
     }
 }
 

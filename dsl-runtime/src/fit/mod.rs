@@ -38,6 +38,9 @@ use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
+use crate::parallel::mirror::Mirror;
+use crate::parallel::step::Parallel;
+use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
 use crate::spec::GradClip;
 use early_stop::EarlyStop;
@@ -70,6 +73,7 @@ pub struct Fit<M: LearnerModel> {
     callbacks: Vec<Box<dyn Callback>>,
     hyperparameters: serde_json::Value,
     provenance: Option<Provenance>,
+    parallel: Option<ItemCodec<TrainOutputOf<M>>>,
 }
 
 /// What a finished run hands back.
@@ -165,6 +169,7 @@ impl<M: LearnerModel> Fit<M> {
             callbacks: Vec::new(),
             hyperparameters: serde_json::Value::Null,
             provenance: None,
+            parallel: None,
         }
     }
 
@@ -213,6 +218,15 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// Trains data-parallel when this process is one of several ranks of a job
+    /// ([`crate::parallel`], `data_parallel: mpi`): the run equals one process's with
+    /// `grad_accumulation` set to the number of ranks. `codec` sends step outputs between ranks
+    /// (`ItemCodec::of()`). Alone, the run is as without this call.
+    pub fn data_parallel(mut self, codec: ItemCodec<TrainOutputOf<M>>) -> Self {
+        self.parallel = Some(codec);
+        self
+    }
+
     /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
     /// non-autodiff twin after each epoch.
     ///
@@ -237,9 +251,15 @@ impl<M: LearnerModel> Fit<M> {
             callbacks,
             hyperparameters,
             provenance,
+            parallel,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
+        let parallel = parallel.and_then(|codec| crate::parallel::group().map(|g| (g, codec)));
+        let options = match &parallel {
+            Some((group, _)) => parallel_options(options, *group)?,
+            None => options,
+        };
         let keys = MetricKeys {
             train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
             valid: valid_metrics.iter().map(|m| m.key().to_owned()).collect(),
@@ -266,7 +286,23 @@ impl<M: LearnerModel> Fit<M> {
             None => model,
         };
         let freeze = Freeze::new(&model, &options)?;
-        let path = options.resolve_run_dir()?;
+        let (path, _mirror) = match &parallel {
+            Some((group, _)) => {
+                let own = match group.rank() {
+                    0 => options.resolve_run_dir()?,
+                    rank => Mirror::private(rank),
+                };
+                match options.resume {
+                    Some(_) => {
+                        let mirror = Mirror::share(*group, &own)
+                            .map_err(|source| FitError::RunDir { path: own, source })?;
+                        (mirror.path().to_owned(), Some(mirror))
+                    }
+                    None => (own, None),
+                }
+            }
+            None => (options.resolve_run_dir()?, None),
+        };
         let checkpoints = CheckpointDir::new(&path);
         let start = resume::restore(
             &checkpoints,
@@ -288,15 +324,20 @@ impl<M: LearnerModel> Fit<M> {
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
         let config = serde_json::to_value(&config).unwrap_or_default();
-        let saving = Saving::open(
-            &checkpoints,
-            &options,
-            start.within.is_some(),
-            &start.history,
-        )?;
-        let interrupt = match saving {
-            Some(_) => Some(Interrupt::install().map_err(FitError::Signals)?),
-            None => None,
+        // Rank 0 alone writes checkpoints.
+        let saving = match &parallel {
+            Some((group, _)) if group.rank() != 0 => None,
+            _ => Saving::open(
+                &checkpoints,
+                &options,
+                start.within.is_some(),
+                &start.history,
+            )?,
+        };
+        // Every rank of a data-parallel run holds it: the ranks stop together (`parallel`).
+        let interrupt = match (&saving, &parallel) {
+            (None, None) => None,
+            _ => Some(Interrupt::install().map_err(FitError::Signals)?),
         };
 
         let train_device = if device.is_autodiff() {
@@ -309,7 +350,11 @@ impl<M: LearnerModel> Fit<M> {
         } else {
             train_device
         };
-        let loaders = Loaders::new(&options, data, &train_device)?;
+        let mut loaders = Loaders::new(&options, data, &train_device)?;
+        if parallel.is_some() {
+            loaders.train = loaders.train.patient();
+            loaders.valid = loaders.valid.patient();
+        }
         let (optimizer, clip_norm) = match options.grad_clip {
             Some(GradClip::Value(max)) => (
                 start
@@ -353,6 +398,8 @@ impl<M: LearnerModel> Fit<M> {
             interrupt.is_some(),
         );
         state.ema = ema;
+        state.parallel = parallel
+            .map(|(group, codec)| Parallel::new(group, codec, train_device.clone().inner()));
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,
@@ -528,4 +575,25 @@ impl MetricKeys {
         }
         Ok(())
     }
+}
+
+/// `options` for one rank of a data-parallel run: the number of ranks recorded, and only rank 0
+/// writing files or printing.
+fn parallel_options(
+    mut options: FitOptions,
+    group: &dyn crate::parallel::Collective,
+) -> Result<FitOptions, FitError> {
+    if options.grad_accumulation.is_some_and(|n| n > 1) {
+        return Err(ParallelError::Unsupported {
+            setting: "grad_accumulation",
+            fix: "each optimizer step already sums one batch per rank; launch more ranks instead",
+        }
+        .into());
+    }
+    options.ranks = Some(group.size());
+    if group.rank() != 0 {
+        options.write_files = false;
+        options.quiet = true;
+    }
+    Ok(options)
 }

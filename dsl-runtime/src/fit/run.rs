@@ -103,7 +103,12 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             )?;
             check_weights(&self.state.model, epoch)?;
             let step = match trained {
-                EpochOutcome::Completed { step } => step,
+                EpochOutcome::Completed { step } => {
+                    if let Some(parallel) = &mut self.state.parallel {
+                        parallel.same_weights(&self.state.model, epoch)?;
+                    }
+                    step
+                }
                 EpochOutcome::Interrupted { batches, step } => {
                     return Err(self.interrupted(epoch, step, Some((batches, train_metrics))));
                 }
@@ -115,7 +120,8 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 valid_metrics,
                 &series.valid,
                 &mut sink,
-                self.state.interruptible,
+                // The ranks of a data-parallel run stop together, at an optimizer step.
+                self.state.interruptible && self.state.parallel.is_none(),
             )?;
             if !validated {
                 return Err(self.interrupted(epoch, step, None));
@@ -229,6 +235,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 eprintln!("early stopping: {}", early_stop.reason());
             }
             eprint!("{summary}");
+            if let Some(parallel) = &self.state.parallel {
+                eprintln!("{}", parallel.summary());
+            }
         }
         let averaged = self.state.ema.take().map(Ema::into_average);
         Ok(FitReport {

@@ -68,6 +68,10 @@ impl<M: LearnerModel> FitReport<M> {
     where
         I: Clone + Send + Sync + 'static,
     {
+        // Rank 0 of a data-parallel run measures it, from the checkpoints it alone holds.
+        if crate::parallel::group().is_some_and(|g| g.rank() != 0) {
+            return Ok(self);
+        }
         let chosen = match &plan.watch {
             Some((split, metric)) if plan.write_files => {
                 best_checkpoint(&self.run_dir, Some((*split, metric)))?

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use super::{Args, main};
 use crate::evaluate::Evaluation;
 use crate::fit::{FitReport, test_line};
+use crate::parallel;
 use crate::sweep::Plan;
 use crate::verify::Recorded;
 use crate::{FitError, FitOptions};
@@ -53,6 +54,8 @@ pub trait Experiment {
     fn saved_run(config: &Self::Config) -> Result<PathBuf, FitError>;
     /// `config` naming the run `run` (`run-3`).
     fn for_run(config: Self::Config, run: Option<String>) -> Self::Config;
+    /// Whether the experiment trains data-parallel under an MPI launcher (`data_parallel`).
+    const DATA_PARALLEL: bool = false;
 }
 
 /// The command line of `E`: `--test-only`, `--predict`, `--export` and `--verify` use a saved
@@ -61,45 +64,65 @@ pub trait Experiment {
 pub fn run<E: Experiment>(
     after: impl FnOnce(&E::Config, &FitReport<E::Model>) -> Result<(), FitError>,
 ) -> ExitCode {
-    main(E::defaults(), E::plan(), |config, args: &Args| {
-        let device = E::open_device(&config)?;
-        if args.test_only {
-            let Some(evaluation) = E::measure_test_split(&config, &device) else {
-                return Err(FitError::InvalidOption {
-                    option: "test_only",
-                    message: "this experiment has no test split: add `test: ..` to its `loader`"
-                        .into(),
-                });
-            };
-            println!("{}", test_line(&evaluation?));
-            return E::saved_run(&config);
+    let joined = match E::DATA_PARALLEL.then(parallel::join).transpose() {
+        Ok(joined) => joined,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(2);
         }
-        if args.predict {
-            return E::write_predictions(&config, &device);
-        }
-        if let Some(path) = &args.export {
-            return E::export_weights(&config, path, &device);
-        }
-        if let Some(dir) = &args.verify {
-            let recorded = Recorded::read(dir)?;
-            let report = E::train(config.clone(), &device, |options| {
-                args.adjust(options);
-                recorded.prepare(options);
-            })?;
-            println!("{}", recorded.check(&report.run_dir, &report.config)?);
-            return Ok(dir.clone());
-        }
-        let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
-        if let Some(trial) = &args.sweep_trial {
-            trial.record(&report.history, &report.run_dir)?;
-        }
-        if !args.fast_dev_run {
-            let run = report
-                .run_dir
-                .file_name()
-                .map(|run| run.to_string_lossy().into_owned());
-            after(&E::for_run(config, run), &report)?;
-        }
-        Ok(report.run_dir)
-    })
+    };
+    let rank = joined.as_ref().map_or(0, |j| j.rank_and_size().0);
+    let train = || {
+        main(E::defaults(), E::plan(), |config, args: &Args| {
+            let device = E::open_device(&config)?;
+            if args.test_only {
+                let Some(evaluation) = E::measure_test_split(&config, &device) else {
+                    return Err(FitError::InvalidOption {
+                        option: "test_only",
+                        message:
+                            "this experiment has no test split: add `test: ..` to its `loader`"
+                                .into(),
+                    });
+                };
+                println!("{}", test_line(&evaluation?));
+                return E::saved_run(&config);
+            }
+            if args.predict {
+                return E::write_predictions(&config, &device);
+            }
+            if let Some(path) = &args.export {
+                return E::export_weights(&config, path, &device);
+            }
+            if let Some(dir) = &args.verify {
+                let recorded = Recorded::read(dir)?;
+                let report = E::train(config.clone(), &device, |options| {
+                    args.adjust(options);
+                    recorded.prepare(options);
+                })?;
+                println!("{}", recorded.check(&report.run_dir, &report.config)?);
+                return Ok(dir.clone());
+            }
+            let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
+            if let Some(trial) = &args.sweep_trial {
+                trial.record(&report.history, &report.run_dir)?;
+            }
+            // Rank 0 of a data-parallel run alone holds the run directory the test split reads.
+            if !args.fast_dev_run && rank == 0 {
+                let run = report
+                    .run_dir
+                    .file_name()
+                    .map(|run| run.to_string_lossy().into_owned());
+                after(&E::for_run(config, run), &report)?;
+            }
+            Ok(report.run_dir)
+        })
+    };
+    let Some(group) = parallel::group() else {
+        return train();
+    };
+    // A panic on one rank (its message already printed) must not leave the others waiting.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(train)) {
+        Ok(code) => code,
+        Err(_) => group.abort(101),
+    }
 }

@@ -406,6 +406,23 @@ fn sweep<C: Serialize + DeserializeOwned>(
         || args.export.is_some()
         || args.verify.is_some()
         || args.fast_dev_run;
+    if crate::parallel::group().is_some() {
+        let alone = match () {
+            _ if reads_a_run && !args.fast_dev_run => {
+                Some("--test-only, --predict, --export and --verify read a saved run")
+            }
+            _ if !plan.is_empty() && args.trial.is_none() => {
+                Some("a sweep starts its trials as child processes")
+            }
+            _ => None,
+        };
+        if let Some(why) = alone {
+            return Err(CliError::new(format!(
+                "{why}: start it without mpirun (data-parallel training is for training one run, or one trial with --trial K)"
+            ))
+            .into());
+        }
+    }
     if plan.is_empty() || reads_a_run {
         if args.trial.is_some() || args.jobs.is_some() || (!args.sweep.is_empty() && reads_a_run) {
             return Err(CliError::new(if plan.is_empty() {
@@ -492,6 +509,15 @@ fn print_config(config: serde_json::Result<Value>) -> ExitCode {
 
 /// Prints how `main` ended: the run directory, or the file `--predict`/`--export` wrote.
 fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
+    let group = crate::parallel::group();
+    // In a data-parallel run rank 0 reports; another rank speaks only of its own failure.
+    if group.is_some_and(|g| g.rank() != 0) {
+        match outcome {
+            Ok(_) => return ExitCode::SUCCESS,
+            Err(FitError::Interrupted { .. }) => return ExitCode::from(130),
+            Err(_) => {}
+        }
+    }
     match outcome {
         Ok(run_dir) => {
             if args.fast_dev_run {
@@ -509,17 +535,24 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
             eprintln!("{err}");
             ExitCode::from(130)
         }
-        Err(
-            err @ (FitError::InvalidOption { .. }
-            | FitError::Setting(_)
-            | FitError::ResumeChanged { .. }),
-        ) => {
-            eprintln!("error: {err}");
-            ExitCode::from(2)
-        }
         Err(err) => {
-            eprintln!("error: {err}");
-            ExitCode::FAILURE
+            let code = match err {
+                FitError::InvalidOption { .. }
+                | FitError::Setting(_)
+                | FitError::ResumeChanged { .. } => 2,
+                _ => 1,
+            };
+            match group {
+                // The other ranks wait for this one's next message: end them all.
+                Some(group) => {
+                    eprintln!("error (rank {} of {}): {err}", group.rank(), group.size());
+                    group.abort(code)
+                }
+                None => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(code as u8)
+                }
+            }
         }
     }
 }

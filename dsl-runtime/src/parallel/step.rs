@@ -1,0 +1,205 @@
+//! One optimizer step's exchange: each rank's gradients and step output to every rank, the
+//! gradients added up in rank order, and the check that the ranks' weights stay equal.
+
+use std::time::{Duration, Instant};
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use super::wire::Share;
+use super::{Collective, ItemCodec, ParallelError};
+
+/// What the ranks agreed on for one group of batches.
+pub(crate) struct Exchanged<O> {
+    /// The sum of the group's gradients, as one process accumulating them would have it.
+    pub grads: GradientsParams,
+    /// The group's step outputs in batch order.
+    pub items: Vec<O>,
+    /// Ctrl-C or SIGTERM reached some rank: every rank stops after this step.
+    pub interrupted: bool,
+}
+
+/// The fit loop's side of data-parallel training.
+pub(crate) struct Parallel<O> {
+    pub group: &'static dyn Collective,
+    codec: ItemCodec<O>,
+    /// Where gradients and outputs from other ranks are rebuilt: the training device's inner
+    /// (non-autodiff) device, where `backward` puts gradients.
+    device: Device,
+    /// For the summary: time spent exchanging and training (steps, exchanges and metrics),
+    /// bytes this rank sent, optimizer steps, the last checksum of the weights.
+    waited: Duration,
+    pub trained: Duration,
+    sent: usize,
+    steps: usize,
+    checksum: Option<u32>,
+}
+
+impl<O> Parallel<O> {
+    pub fn new(group: &'static dyn Collective, codec: ItemCodec<O>, device: Device) -> Self {
+        Self {
+            group,
+            codec,
+            device,
+            waited: Duration::ZERO,
+            trained: Duration::ZERO,
+            sent: 0,
+            steps: 0,
+            checksum: None,
+        }
+    }
+
+    /// Sends this rank's batch results (`None` when the group has no batch for it) and receives
+    /// everyone's, for a group of `batches` batches.
+    pub fn exchange<M: Module>(
+        &mut self,
+        model: &M,
+        mine: Option<(GradientsParams, &O)>,
+        batches: usize,
+        interrupted: bool,
+    ) -> Result<Exchanged<O>, ParallelError> {
+        let share = match mine {
+            Some((grads, item)) => {
+                let mut taken = TakeGrads {
+                    grads,
+                    taken: Vec::new(),
+                };
+                model.visit(&mut taken);
+                Share {
+                    interrupted,
+                    grads: taken.taken,
+                    item: (self.codec.parts)(item),
+                }
+            }
+            None => Share {
+                interrupted,
+                grads: Vec::new(),
+                item: Vec::new(),
+            },
+        };
+        let bytes = share.encode();
+        drop(share);
+        let started = Instant::now();
+        let received = self.group.all_gather(&bytes);
+        self.waited += started.elapsed();
+        self.sent += bytes.len();
+        self.steps += 1;
+        let mut shares = Vec::with_capacity(batches);
+        let mut interrupted = false;
+        for (rank, bytes) in received.iter().enumerate() {
+            let share =
+                Share::decode(bytes).map_err(|message| ParallelError::Wire { rank, message })?;
+            interrupted |= share.interrupted;
+            if rank < batches {
+                shares.push(share);
+            }
+        }
+        let items = shares
+            .iter_mut()
+            .enumerate()
+            .map(|(rank, share)| {
+                let mut parts = std::mem::take(&mut share.item).into_iter();
+                (self.codec.from_parts)(&mut parts, &self.device)
+                    .map_err(|message| ParallelError::Wire { rank, message })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut sum = SumGrads {
+            shares: shares.into_iter().map(|s| s.grads.into_iter()).collect(),
+            device: &self.device,
+            grads: GradientsParams::new(),
+        };
+        model.visit(&mut sum);
+        Ok(Exchanged {
+            grads: sum.grads,
+            items,
+            interrupted,
+        })
+    }
+
+    /// Compares the ranks' weights after `epoch`.
+    pub fn same_weights<M: Module>(
+        &mut self,
+        model: &M,
+        epoch: usize,
+    ) -> Result<(), ParallelError> {
+        let mut sum = Checksum(0);
+        model.visit(&mut sum);
+        let checksums: Vec<u32> = self
+            .group
+            .all_gather(&sum.0.to_le_bytes())
+            .iter()
+            .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
+            .collect();
+        if checksums.iter().any(|&c| c != sum.0) {
+            return Err(ParallelError::Diverged { epoch, checksums });
+        }
+        self.checksum = Some(sum.0);
+        Ok(())
+    }
+
+    /// The line the run's summary ends with: that the weights stayed equal, and what the
+    /// exchanges cost.
+    pub fn summary(&self) -> String {
+        let per_step = self.sent / self.steps.max(1);
+        let share = self.waited.as_secs_f64() / self.trained.as_secs_f64().max(f64::EPSILON);
+        format!(
+            "data parallel over {} ranks: weights equal on every rank at each epoch end{}; {} bytes sent per optimizer step by each rank, exchanges {:.1} % of training time",
+            self.group.size(),
+            self.checksum
+                .map_or_else(String::new, |c| format!(" (crc32c {c:08x})")),
+            per_step,
+            100.0 * share,
+        )
+    }
+}
+
+/// Takes each parameter's gradient out, in visiting order.
+struct TakeGrads {
+    grads: GradientsParams,
+    taken: Vec<Option<TensorData>>,
+}
+
+impl ModuleVisitor for TakeGrads {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let grad = self.grads.remove::<D>(param.id);
+        self.taken.push(grad.map(|g| g.into_data()));
+    }
+}
+
+/// Adds each parameter's gradients up in rank order, with the tensor additions of Burn's
+/// `GradientsAccumulator` (`sum.add(next)`), so the sum has the one-process sum's bits.
+struct SumGrads<'a> {
+    shares: Vec<std::vec::IntoIter<Option<TensorData>>>,
+    device: &'a Device,
+    grads: GradientsParams,
+}
+
+impl ModuleVisitor for SumGrads<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let mut sum: Option<Tensor<D>> = None;
+        for share in &mut self.shares {
+            let Some(data) = share.next().flatten() else {
+                continue;
+            };
+            let dtype = data.dtype();
+            let grad = Tensor::<D>::from_data(data, (self.device, dtype));
+            sum = Some(match sum {
+                Some(sum) => sum.add(grad),
+                None => grad,
+            });
+        }
+        if let Some(sum) = sum {
+            self.grads.register(param.id, sum);
+        }
+    }
+}
+
+/// CRC-32C of every float parameter's bytes, in visiting order.
+struct Checksum(u32);
+
+impl ModuleVisitor for Checksum {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        self.0 = crc32c::crc32c_append(self.0, param.val().into_data().as_bytes());
+    }
+}

@@ -1,0 +1,151 @@
+//! The bytes one rank sends the others for a group of batches.
+//!
+//! Written by hand because the exchange is the only format: a few tensors of known order, read
+//! back by the same binary, where a general serializer would copy every value once more.
+
+use burn::tensor::{DType, TensorData};
+
+/// What one rank contributes to an optimizer step.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Share {
+    /// Ctrl-C or SIGTERM arrived on this rank.
+    pub interrupted: bool,
+    /// The gradient of each trained parameter, in the model's visiting order; empty for a rank
+    /// without a batch in the group.
+    pub grads: Vec<Option<TensorData>>,
+    /// The step output's tensors; empty without a batch.
+    pub item: Vec<TensorData>,
+}
+
+impl Share {
+    pub fn encode(&self) -> Vec<u8> {
+        let size: usize = self
+            .grads
+            .iter()
+            .flatten()
+            .chain(&self.item)
+            .map(|t| t.as_bytes().len() + 64)
+            .sum();
+        let mut out = Vec::with_capacity(size + 16);
+        out.push(u8::from(self.interrupted));
+        put_len(&mut out, self.grads.len());
+        for grad in &self.grads {
+            match grad {
+                Some(grad) => {
+                    out.push(1);
+                    put_tensor(&mut out, grad);
+                }
+                None => out.push(0),
+            }
+        }
+        put_len(&mut out, self.item.len());
+        for part in &self.item {
+            put_tensor(&mut out, part);
+        }
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let mut input = Reader(bytes);
+        let interrupted = input.byte()? != 0;
+        let grads = (0..input.len()?)
+            .map(|_| match input.byte()? {
+                0 => Ok(None),
+                _ => input.tensor().map(Some),
+            })
+            .collect::<Result<_, String>>()?;
+        let item = (0..input.len()?)
+            .map(|_| input.tensor())
+            .collect::<Result<_, String>>()?;
+        if !input.0.is_empty() {
+            return Err(format!("{} bytes after the end", input.0.len()));
+        }
+        Ok(Self {
+            interrupted,
+            grads,
+            item,
+        })
+    }
+}
+
+fn put_len(out: &mut Vec<u8>, len: usize) {
+    out.extend_from_slice(&(len as u64).to_le_bytes());
+}
+
+fn put_tensor(out: &mut Vec<u8>, data: &TensorData) {
+    let head = serde_json::to_vec(&(data.dtype(), data.shape().to_vec()))
+        .expect("a dtype and dimensions serialize");
+    put_len(out, head.len());
+    out.extend_from_slice(&head);
+    put_len(out, data.as_bytes().len());
+    out.extend_from_slice(data.as_bytes());
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err(format!(
+                "cut short ({} bytes left, {n} needed)",
+                self.0.len()
+            ));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn byte(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn len(&mut self) -> Result<usize, String> {
+        let bytes = self.take(8)?.try_into().expect("8 bytes");
+        usize::try_from(u64::from_le_bytes(bytes)).map_err(|e| e.to_string())
+    }
+
+    fn tensor(&mut self) -> Result<TensorData, String> {
+        let head = self.len()?;
+        let (dtype, shape): (DType, Vec<usize>) =
+            serde_json::from_slice(self.take(head)?).map_err(|e| e.to_string())?;
+        let len = self.len()?;
+        let bytes = self.take(len)?.to_vec();
+        let expected = shape.iter().product::<usize>() * dtype.size();
+        if bytes.len() != expected {
+            return Err(format!(
+                "a tensor of {shape:?} {dtype:?} with {} bytes instead of {expected}",
+                bytes.len()
+            ));
+        }
+        Ok(TensorData::from_bytes_vec(bytes, shape, dtype))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::TensorData;
+
+    use super::Share;
+
+    #[test]
+    fn a_share_reads_back_as_written_and_damage_is_an_error() {
+        let share = Share {
+            interrupted: true,
+            grads: vec![
+                Some(TensorData::new(vec![1.5f32, -0.0, f32::MIN_POSITIVE], [3])),
+                None,
+                Some(TensorData::new(vec![7.0f32; 4], [2, 2])),
+            ],
+            item: vec![TensorData::new(vec![3i64, 1], [2])],
+        };
+        let bytes = share.encode();
+        assert_eq!(Share::decode(&bytes).unwrap(), share);
+        for cut in [0, 1, 9, bytes.len() / 2, bytes.len() - 1] {
+            assert!(Share::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Share::decode(&longer).unwrap_err(), "1 bytes after the end");
+    }
+}

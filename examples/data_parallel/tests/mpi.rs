@@ -1,0 +1,261 @@
+//! The example under `mpirun`: N ranks equal one process accumulating N batches per step, bit
+//! for bit, and the job survives the faults of a cluster. Needs Open MPI (`.ci/run` installs
+//! it) and the `mpi` feature: `cargo test -p data_parallel --features mpi`.
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use burn::module::Module;
+use burn::tensor::Device;
+use seed::Mlp;
+
+const BIN: &str = env!("CARGO_BIN_EXE_data_parallel");
+const PANICKING: &str = env!("CARGO_BIN_EXE_panicking");
+
+fn mpirun(ranks: usize, bin: &str, artifacts: &Path, flags: &[&str]) -> Command {
+    let mut command = Command::new("mpirun");
+    command
+        .args(["--allow-run-as-root", "--oversubscribe", "-n"])
+        .arg(ranks.to_string())
+        .arg(bin)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .args(flags)
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn alone(artifacts: &Path, flags: &[&str]) -> Output {
+    let output = Command::new(BIN)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    output
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn run_dir(artifacts: &Path) -> PathBuf {
+    artifacts.join("seed_parallel/run-1")
+}
+
+/// The experiment's model as its checkpoints store it (`model.fc1.weight`, ...).
+#[derive(Module, Debug)]
+struct Stored {
+    model: Mlp,
+}
+
+/// The bits of the weights in a checkpoint. (The record files themselves differ between
+/// processes: they carry each process's random parameter ids.)
+fn weights(file: &Path) -> Vec<u32> {
+    Stored {
+        model: Mlp::with_hidden(16, 3, &Device::flex()),
+    }
+    .try_load_file(file)
+    .expect("the checkpoint loads")
+    .model
+    .weights()
+}
+
+/// What a run's result is: every metric of every step and epoch (written with every bit of
+/// the f32 value), and the last epoch's weights.
+fn assert_same_run(one: &Path, many: &Path, epoch: usize) {
+    let (one, many) = (run_dir(one), run_dir(many));
+    let metrics = |dir: &Path| std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    assert!(metrics(&one) == metrics(&many), "metrics.csv differs");
+    let model = format!("checkpoint/model-{epoch}.bpk");
+    assert_eq!(
+        weights(&one.join(&model)),
+        weights(&many.join(&model)),
+        "{model}"
+    );
+}
+
+fn wait_for(path: &Path, child: &mut Child) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the job ended early");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
+    for ranks in [2, 3] {
+        let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let accumulate = format!("grad_accumulation={ranks}");
+        let reference = alone(one.path(), &["--set", &accumulate]);
+        let output = mpirun(ranks, BIN, many.path(), &[]).output().unwrap();
+        let stderr = text(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        assert_same_run(one.path(), many.path(), 3);
+        // The test split, measured by rank 0 on the best checkpoint: the same line.
+        let test_line = |stderr: &str| {
+            let line = stderr
+                .lines()
+                .find(|l| l.starts_with("test ("))
+                .map(str::to_owned);
+            line.expect("a test line")
+        };
+        let line = test_line(&stderr);
+        assert_eq!(line, test_line(&text(&reference.stderr)));
+        assert!(
+            line.contains("test.loss") && line.contains("test.accuracy"),
+            "{line}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "data parallel over {ranks} ranks: weights equal on every rank at each epoch end"
+            )),
+            "{stderr}"
+        );
+        // One writer: rank 0's run directory is the only one.
+        let runs: Vec<_> = std::fs::read_dir(many.path().join("seed_parallel"))
+            .unwrap()
+            .collect();
+        assert_eq!(runs.len(), 1);
+        let config = std::fs::read_to_string(run_dir(many.path()).join("config.json")).unwrap();
+        assert!(config.contains(&format!("\"ranks\": {ranks}")), "{config}");
+    }
+}
+
+#[test]
+fn kill_9_of_one_rank_ends_the_job_and_a_resume_continues_bit_for_bit() {
+    let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    alone(
+        one.path(),
+        &["--set", "grad_accumulation=2", "--set", "epochs=40"],
+    );
+    let mut job = mpirun(2, BIN, many.path(), &["--set", "epochs=40"])
+        .spawn()
+        .unwrap();
+    wait_for(
+        &run_dir(many.path()).join("checkpoint/model-4.bpk"),
+        &mut job,
+    );
+    let ranks = Command::new("pgrep")
+        .args(["-P", &job.id().to_string()])
+        .output()
+        .unwrap();
+    let victim = text(&ranks.stdout)
+        .lines()
+        .last()
+        .expect("a rank")
+        .to_owned();
+    let killed = Instant::now();
+    Command::new("kill").args(["-9", &victim]).status().unwrap();
+    let status = job.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "the job outlived its rank"
+    );
+    let output = mpirun(
+        2,
+        BIN,
+        many.path(),
+        &["--set", "epochs=40", "--resume", "latest"],
+    )
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_same_run(one.path(), many.path(), 40);
+}
+
+#[test]
+fn sigterm_stops_every_rank_at_one_step_saved_by_rank_0_and_the_resume_is_exact() {
+    let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    alone(
+        one.path(),
+        &["--set", "grad_accumulation=2", "--set", "epochs=200"],
+    );
+    // Long enough for Open MPI, which passes the signal on after a second or two.
+    let mut job = mpirun(2, BIN, many.path(), &["--set", "epochs=200"])
+        .spawn()
+        .unwrap();
+    wait_for(
+        &run_dir(many.path()).join("checkpoint/model-3.bpk"),
+        &mut job,
+    );
+    // What Slurm does to a preempted job: SIGTERM to the launcher, which passes it on.
+    Command::new("kill")
+        .args(["-TERM", &job.id().to_string()])
+        .status()
+        .unwrap();
+    let output = job.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("saved at this step"), "{stderr}");
+    // Rank 0 alone reports it.
+    assert_eq!(
+        stderr.matches("interrupted at epoch").count(),
+        1,
+        "{stderr}"
+    );
+    let output = mpirun(
+        2,
+        BIN,
+        many.path(),
+        &["--set", "epochs=200", "--resume", "latest"],
+    )
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_same_run(one.path(), many.path(), 200);
+}
+
+#[test]
+fn a_panic_on_one_rank_ends_the_job_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = mpirun(2, PANICKING, dir.path(), &[]).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("rank 1 cannot go on"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = mpirun(2, BIN, dir.path(), &["--set", "epochs=2"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let resume = ["--set", "epochs=3", "--resume", "latest"];
+    let output = mpirun(3, BIN, dir.path(), &resume).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("resuming would mix two experiments: `ranks`: saved 2, now 3"),
+        "{stderr}"
+    );
+    // With `--resume-changed` the run continues, each step now summing three batches.
+    let changed = [
+        "--set",
+        "epochs=3",
+        "--resume",
+        "latest",
+        "--resume-changed",
+    ];
+    let output = mpirun(3, BIN, dir.path(), &changed).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let config = std::fs::read_to_string(run_dir(dir.path()).join("config.json")).unwrap();
+    assert!(
+        config.contains("\"ranks\": 3") && config.contains("`ranks`: saved 2, now 3"),
+        "{config}"
+    );
+}
