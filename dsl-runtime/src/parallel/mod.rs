@@ -35,13 +35,49 @@ pub trait Collective: Send + Sync {
     fn rank(&self) -> usize;
     /// The number of ranks.
     fn size(&self) -> usize;
-    /// Every rank's `bytes`, in rank order.
-    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>>;
+    /// Every rank's `bytes`, in rank order, received into `buffer` (a buffer reused from one
+    /// step to the next is neither zeroed nor faulted in again).
+    fn all_gather(&self, bytes: &[u8], buffer: Vec<u8>) -> Gathered;
     /// Rank 0's `bytes` on every rank (the others' `bytes` are ignored).
     fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8>;
     /// Ends every process of the job with `code`: what a rank that cannot go on does, so that
     /// no other rank waits forever for its next message.
     fn abort(&self, code: i32) -> !;
+}
+
+/// What an all-gather received: every rank's bytes, one after the other in one buffer (no copy
+/// per rank).
+pub struct Gathered {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Gathered {
+    /// `bytes` cut after each of `ends`.
+    pub fn new(bytes: Vec<u8>, ends: Vec<usize>) -> Self {
+        Self { bytes, ends }
+    }
+
+    /// Rank `rank`'s bytes.
+    pub fn of(&self, rank: usize) -> &[u8] {
+        let start = rank.checked_sub(1).map_or(0, |r| self.ends[r]);
+        &self.bytes[start..self.ends[rank]]
+    }
+
+    /// The number of ranks.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no rank sent anything (never, from a job).
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The buffer, for the next all-gather.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.bytes
+    }
 }
 
 /// Why data-parallel training cannot start or go on.

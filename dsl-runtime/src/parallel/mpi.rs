@@ -6,7 +6,7 @@ use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
-use super::{Collective, ParallelError};
+use super::{Collective, Gathered, ParallelError};
 
 /// `MPI_COMM_WORLD`.
 struct World(SimpleCommunicator);
@@ -36,7 +36,7 @@ impl Collective for World {
         self.0.size() as usize
     }
 
-    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
+    fn all_gather(&self, bytes: &[u8], mut all: Vec<u8>) -> Gathered {
         let size = self.size();
         let mut counts = vec![0 as Count; size];
         self.0
@@ -50,16 +50,17 @@ impl Collective for World {
             })
             .collect();
         let total: Count = counts.iter().sum();
-        let mut all = vec![0u8; total as usize];
+        all.resize(total as usize, 0);
         {
             let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.0.all_gather_varcount_into(bytes, &mut partition);
         }
-        counts
+        let ends = counts
             .iter()
             .zip(&displs)
-            .map(|(&count, &start)| all[start as usize..(start + count) as usize].to_vec())
-            .collect()
+            .map(|(&count, &start)| (start + count) as usize)
+            .collect();
+        Gathered::new(all, ends)
     }
 
     fn broadcast(&self, mut bytes: Vec<u8>) -> Vec<u8> {

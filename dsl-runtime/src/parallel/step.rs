@@ -34,6 +34,8 @@ pub(crate) struct Parallel<O> {
     sent: usize,
     steps: usize,
     checksum: Option<u32>,
+    /// The send and receive buffers, kept between steps.
+    buffers: (Vec<u8>, Vec<u8>),
 }
 
 impl<O> Parallel<O> {
@@ -47,6 +49,7 @@ impl<O> Parallel<O> {
             sent: 0,
             steps: 0,
             checksum: None,
+            buffers: (Vec::new(), Vec::new()),
         }
     }
 
@@ -59,53 +62,65 @@ impl<O> Parallel<O> {
         batches: usize,
         interrupted: bool,
     ) -> Result<Exchanged<O>, ParallelError> {
-        let share = match mine {
+        let rank = self.group.rank();
+        let (own, share) = match mine {
             Some((grads, item)) => {
-                let mut taken = TakeGrads {
-                    grads,
-                    taken: Vec::new(),
+                let mut copied = CopyGrads {
+                    grads: &grads,
+                    copied: Vec::new(),
                 };
-                model.visit(&mut taken);
+                model.visit(&mut copied);
+                let share = Share {
+                    interrupted,
+                    grads: copied.copied,
+                    item: (self.codec.parts)(item),
+                };
+                (Some((grads, share.item.clone())), share)
+            }
+            None => (
+                None,
                 Share {
                     interrupted,
-                    grads: taken.taken,
-                    item: (self.codec.parts)(item),
-                }
-            }
-            None => Share {
-                interrupted,
-                grads: Vec::new(),
-                item: Vec::new(),
-            },
+                    grads: Vec::new(),
+                    item: Vec::new(),
+                },
+            ),
         };
-        let bytes = share.encode();
+        let (mut send, receive) = std::mem::take(&mut self.buffers);
+        share.encode(&mut send);
         drop(share);
         let started = Instant::now();
-        let received = self.group.all_gather(&bytes);
+        let gathered = self.group.all_gather(&send, receive);
         self.waited += started.elapsed();
-        self.sent += bytes.len();
+        self.sent += send.len();
         self.steps += 1;
-        let mut shares = Vec::with_capacity(batches);
-        let mut interrupted = false;
-        for (rank, bytes) in received.iter().enumerate() {
-            let share =
-                Share::decode(bytes).map_err(|message| ParallelError::Wire { rank, message })?;
+        // This rank's own gradients and output are used as they are; the others' are read back.
+        let mut own = own;
+        let mut sources = Vec::with_capacity(batches);
+        let mut items = Vec::with_capacity(batches);
+        let mut interrupted = interrupted;
+        for other in 0..gathered.len() {
+            if other == rank {
+                if let Some((grads, item)) = own.take() {
+                    sources.push(Grads::Own(grads));
+                    items.push(self.item(other, item)?);
+                }
+                continue;
+            }
+            let wire = |message| ParallelError::Wire {
+                rank: other,
+                message,
+            };
+            let share = Share::decode(gathered.of(other)).map_err(wire)?;
             interrupted |= share.interrupted;
-            if rank < batches {
-                shares.push(share);
+            if other < batches {
+                sources.push(Grads::Sent(share.grads.into_iter()));
+                items.push(self.item(other, share.item)?);
             }
         }
-        let items = shares
-            .iter_mut()
-            .enumerate()
-            .map(|(rank, share)| {
-                let mut parts = std::mem::take(&mut share.item).into_iter();
-                (self.codec.from_parts)(&mut parts, &self.device)
-                    .map_err(|message| ParallelError::Wire { rank, message })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        self.buffers = (send, gathered.into_buffer());
         let mut sum = SumGrads {
-            shares: shares.into_iter().map(|s| s.grads.into_iter()).collect(),
+            sources,
             device: &self.device,
             grads: GradientsParams::new(),
         };
@@ -117,6 +132,12 @@ impl<O> Parallel<O> {
         })
     }
 
+    /// Rank `rank`'s step output from its tensors.
+    fn item(&self, rank: usize, parts: Vec<TensorData>) -> Result<O, ParallelError> {
+        (self.codec.from_parts)(&mut parts.into_iter(), &self.device)
+            .map_err(|message| ParallelError::Wire { rank, message })
+    }
+
     /// Compares the ranks' weights after `epoch`.
     pub fn same_weights<M: Module>(
         &mut self,
@@ -125,11 +146,9 @@ impl<O> Parallel<O> {
     ) -> Result<(), ParallelError> {
         let mut sum = Checksum(0);
         model.visit(&mut sum);
-        let checksums: Vec<u32> = self
-            .group
-            .all_gather(&sum.0.to_le_bytes())
-            .iter()
-            .map(|b| u32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
+        let gathered = self.group.all_gather(&sum.0.to_le_bytes(), Vec::new());
+        let checksums: Vec<u32> = (0..gathered.len())
+            .map(|rank| u32::from_le_bytes(gathered.of(rank)[..4].try_into().expect("4 bytes")))
             .collect();
         if checksums.iter().any(|&c| c != sum.0) {
             return Err(ParallelError::Diverged { epoch, checksums });
@@ -154,23 +173,29 @@ impl<O> Parallel<O> {
     }
 }
 
-/// Takes each parameter's gradient out, in visiting order.
-struct TakeGrads {
-    grads: GradientsParams,
-    taken: Vec<Option<TensorData>>,
+/// Copies each parameter's gradient, in visiting order.
+struct CopyGrads<'a> {
+    grads: &'a GradientsParams,
+    copied: Vec<Option<TensorData>>,
 }
 
-impl ModuleVisitor for TakeGrads {
+impl ModuleVisitor for CopyGrads<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        let grad = self.grads.remove::<D>(param.id);
-        self.taken.push(grad.map(|g| g.into_data()));
+        let grad = self.grads.get::<D>(param.id);
+        self.copied.push(grad.map(|g| g.into_data()));
     }
+}
+
+/// A rank's gradients: this rank's own, or another's as received.
+enum Grads {
+    Own(GradientsParams),
+    Sent(std::vec::IntoIter<Option<TensorData>>),
 }
 
 /// Adds each parameter's gradients up in rank order, with the tensor additions of Burn's
 /// `GradientsAccumulator` (`sum.add(next)`), so the sum has the one-process sum's bits.
 struct SumGrads<'a> {
-    shares: Vec<std::vec::IntoIter<Option<TensorData>>>,
+    sources: Vec<Grads>,
     device: &'a Device,
     grads: GradientsParams,
 }
@@ -178,12 +203,15 @@ struct SumGrads<'a> {
 impl ModuleVisitor for SumGrads<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         let mut sum: Option<Tensor<D>> = None;
-        for share in &mut self.shares {
-            let Some(data) = share.next().flatten() else {
-                continue;
+        for source in &mut self.sources {
+            let grad = match source {
+                Grads::Own(grads) => grads.remove::<D>(param.id),
+                Grads::Sent(grads) => grads.next().flatten().map(|data| {
+                    let dtype = data.dtype();
+                    Tensor::<D>::from_data(data, (self.device, dtype))
+                }),
             };
-            let dtype = data.dtype();
-            let grad = Tensor::<D>::from_data(data, (self.device, dtype));
+            let Some(grad) = grad else { continue };
             sum = Some(match sum {
                 Some(sum) => sum.add(grad),
                 None => grad,

@@ -18,31 +18,24 @@ pub(crate) struct Share {
 }
 
 impl Share {
-    pub fn encode(&self) -> Vec<u8> {
-        let size: usize = self
-            .grads
-            .iter()
-            .flatten()
-            .chain(&self.item)
-            .map(|t| t.as_bytes().len() + 64)
-            .sum();
-        let mut out = Vec::with_capacity(size + 16);
+    /// Its bytes, written over `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.clear();
         out.push(u8::from(self.interrupted));
-        put_len(&mut out, self.grads.len());
+        put_len(out, self.grads.len());
         for grad in &self.grads {
             match grad {
                 Some(grad) => {
                     out.push(1);
-                    put_tensor(&mut out, grad);
+                    put_tensor(out, grad);
                 }
                 None => out.push(0),
             }
         }
-        put_len(&mut out, self.item.len());
+        put_len(out, self.item.len());
         for part in &self.item {
-            put_tensor(&mut out, part);
+            put_tensor(out, part);
         }
-        out
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
@@ -139,7 +132,8 @@ mod tests {
             ],
             item: vec![TensorData::new(vec![3i64, 1], [2])],
         };
-        let bytes = share.encode();
+        let mut bytes = vec![9; 3];
+        share.encode(&mut bytes);
         assert_eq!(Share::decode(&bytes).unwrap(), share);
         for cut in [0, 1, 9, bytes.len() / 2, bytes.len() - 1] {
             assert!(Share::decode(&bytes[..cut]).is_err(), "cut at {cut}");

@@ -93,6 +93,22 @@ fn wait_for(path: &Path, child: &mut Child) {
     }
 }
 
+/// The book's data-parallel page quotes the summary line of this run, up to the share of time,
+/// which varies.
+fn the_book_shows(stderr: &str) {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/guide/data-parallel.md");
+    let page = std::fs::read_to_string(page).unwrap();
+    let stable = |text: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("data parallel over 2 ranks"));
+        line.and_then(|l| l.split(", exchanges").next())
+            .map(str::to_owned)
+    };
+    assert_eq!(stable(&page), stable(stderr));
+    assert!(stable(stderr).is_some(), "{stderr}");
+}
+
 #[test]
 fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
     for ranks in [2, 3] {
@@ -123,6 +139,9 @@ fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
             )),
             "{stderr}"
         );
+        if ranks == 2 {
+            the_book_shows(&stderr);
+        }
         // One writer: rank 0's run directory is the only one.
         let runs: Vec<_> = std::fs::read_dir(many.path().join("seed_parallel"))
             .unwrap()
