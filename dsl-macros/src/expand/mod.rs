@@ -103,7 +103,7 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
                 body,
             } = step;
             Some(quote! {
-                fn step(
+                fn experiment_step(
                     #model_pat: &#model_ty,
                     #batch_pat: #batch_ty,
                     #config: &#config_name,

@@ -60,7 +60,7 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
     let train_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
-                let output = step(&self.model, batch, &self.config);
+                let output = experiment_step(&self.model, batch, &self.config);
                 #Rt::train_output(self, output)
             }
         },
@@ -69,7 +69,7 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
     let inference_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> Self::Output {
-                step(&self.model, batch, &self.config)
+                experiment_step(&self.model, batch, &self.config)
             }
         },
         output_span,
@@ -103,7 +103,9 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
                 pub config: ::std::sync::Arc<#config_name>,
             }
 
-            fn step(
+            // Named apart from `step`, a name the user's own functions called from the body
+            // may have: the body is resolved here.
+            fn experiment_step(
                 #model_pat: &#model_ty,
                 #batch_pat: #batch_ty,
                 #[allow(unused_variables)] #config: &#config_name,

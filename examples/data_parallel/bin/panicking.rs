@@ -10,7 +10,9 @@ use seed::{Batch, Mlp, SampleBatcher, samples};
 
 static STEPS: AtomicUsize = AtomicUsize::new(0);
 
-fn faulty_step(model: &Mlp, batch: Batch) -> ClassificationOutput {
+// Named `step` on purpose: the expansion's own step function must not hide a user's.
+
+fn step(model: &Mlp, batch: Batch) -> ClassificationOutput {
     let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_default();
     if rank == "1" && STEPS.fetch_add(1, Ordering::Relaxed) == 2 {
         panic!("rank 1 cannot go on");
@@ -22,7 +24,7 @@ training! {
     /// The seed task, whose rank 1 panics.
     name: Panicking,
     model: Mlp = Mlp::new(3, device),
-    step: |model, batch: Batch| -> ClassificationOutput { faulty_step(model, batch) },
+    step: |model, batch: Batch| -> ClassificationOutput { step(model, batch) },
     loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 8 },
     optimizer: sgd(lr = 0.1),
     epochs: 2,
