@@ -278,3 +278,50 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
         "{config}"
     );
 }
+
+#[test]
+fn a_resume_needs_no_shared_filesystem_and_other_ranks_write_nothing() {
+    let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // The same two commands in one process.
+    alone(
+        one.path(),
+        &["--set", "grad_accumulation=2", "--set", "epochs=2"],
+    );
+    let resume = [
+        "--set",
+        "grad_accumulation=2",
+        "--set",
+        "epochs=3",
+        "--resume",
+        "latest",
+    ];
+    alone(one.path(), &resume);
+    // Each rank its own artifacts folder, as on nodes without a shared filesystem: rank 0's
+    // is `0`, rank 1's is `1`.
+    let own_folder = |flags: &[&str]| {
+        let script = format!(
+            "exec {BIN} --artifacts {}/$OMPI_COMM_WORLD_RANK {}",
+            many.path().display(),
+            flags.join(" ")
+        );
+        let mut command = Command::new("mpirun");
+        command
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-n",
+                "2",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .output()
+            .unwrap()
+    };
+    let output = own_folder(&["--set", "epochs=2"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = own_folder(&["--set", "epochs=3", "--resume", "latest"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_same_run(one.path(), &many.path().join("0"), 3);
+    assert!(!many.path().join("1").exists(), "rank 1 wrote files");
+}
