@@ -267,11 +267,6 @@ impl<I, B> EpochBatches<'_, I, B> {
         self.count
     }
 
-    /// Number of batches of the epoch from the first one on, whichever rank builds them.
-    pub(crate) fn positions(&self) -> usize {
-        self.positions
-    }
-
     /// [`EpochBatches::progress`] once batch `position` (counted from the first) is trained,
     /// by whichever rank.
     pub(crate) fn progress_at(&self, position: usize) -> Progress {
@@ -353,6 +348,31 @@ impl<I, B> Iterator for EpochBatches<'_, I, B> {
         self.received += 1;
         self.items_done += self.span(index).len();
         Some(batch)
+    }
+}
+
+/// A rank's batches of an epoch, without the dataset's item type: what the data-parallel
+/// epoch, compiled only for an experiment with the key, reads.
+pub(crate) trait Shard<B> {
+    /// The next batch of this rank.
+    fn next_batch(&mut self) -> Option<Result<B, DataError>>;
+    /// Number of batches of the epoch from the first one on, whichever rank builds them.
+    fn positions(&self) -> usize;
+    /// [`EpochBatches::progress_at`].
+    fn progress_at(&self, position: usize) -> Progress;
+}
+
+impl<I, B> Shard<B> for EpochBatches<'_, I, B> {
+    fn next_batch(&mut self) -> Option<Result<B, DataError>> {
+        self.next()
+    }
+
+    fn positions(&self) -> usize {
+        self.positions
+    }
+
+    fn progress_at(&self, position: usize) -> Progress {
+        EpochBatches::progress_at(self, position)
     }
 }
 

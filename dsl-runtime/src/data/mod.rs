@@ -8,6 +8,7 @@ mod splits;
 
 pub use augment::{Augment, AugmentFn, AugmentRng};
 pub use ints::checked_ints;
+pub(crate) use loader::Shard;
 pub use loader::{DataError, EpochBatches, Loader};
 pub use order::epoch_seed;
 pub use splits::Data;

@@ -10,13 +10,14 @@ use super::ema::Ema;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
 use crate::callback::{Callbacks, StepEnd};
-use crate::data::{DataError, Loader};
+use crate::data::{DataError, Loader, Shard};
 use crate::evaluate::{feed, infer};
 use crate::history::{History, Split};
 use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
+use crate::parallel::ParallelError;
 use crate::parallel::step::Parallel;
 
 /// Where an epoch's values go.
@@ -92,7 +93,43 @@ pub(super) struct TrainState<M: TrainStep> {
     /// The factor a plateau schedule puts on the scheduler's rate in this epoch.
     pub lr_scale: f64,
     /// The other ranks, in a data-parallel run.
-    pub parallel: Option<Parallel<TrainOutputOf<M>>>,
+    pub parallel: Option<DataParallel<M>>,
+}
+
+/// A data-parallel run's exchange, and its generic code.
+pub(super) struct DataParallel<M: TrainStep> {
+    pub exchange: Parallel<TrainOutputOf<M>>,
+    pub code: ParallelCode<M>,
+}
+
+/// The data-parallel epoch and the check of the ranks' weights, as pointers that only
+/// `Fit::data_parallel` creates: an experiment without the key compiles neither.
+pub(super) struct ParallelCode<M: TrainStep> {
+    epoch: ParallelEpoch<M>,
+    pub check: WeightCheck<M>,
+}
+
+/// `Parallel::same_weights`.
+type WeightCheck<M> = fn(&mut Parallel<TrainOutputOf<M>>, &M, usize) -> Result<(), ParallelError>;
+
+/// [`TrainState::train_epoch_parallel`].
+type ParallelEpoch<M> = fn(
+    &mut TrainState<M>,
+    &mut dyn Shard<<M as TrainStep>::Input>,
+    usize,
+    usize,
+    &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+    &[usize],
+    &mut EpochSink<'_>,
+) -> Result<EpochOutcome, FitError>;
+
+impl<M: LearnerModel> ParallelCode<M> {
+    pub fn of() -> Self {
+        Self {
+            epoch: TrainState::<M>::train_epoch_parallel,
+            check: Parallel::same_weights::<M>,
+        }
+    }
 }
 
 impl<M: LearnerModel> TrainState<M> {
@@ -151,8 +188,11 @@ impl<M: LearnerModel> TrainState<M> {
                 });
             }
         }
-        if self.parallel.is_some() {
-            return self.train_epoch_parallel(loader, steps_before, done, metrics, series, ctx);
+        if let Some(parallel) = &self.parallel {
+            let (group, epoch_fn) = (parallel.exchange.group, parallel.code.epoch);
+            let mut batches =
+                loader.epoch_shard(epoch, ctx.limits.0, done, (group.rank(), group.size()));
+            return epoch_fn(self, &mut batches, steps_before, done, metrics, series, ctx);
         }
         let mut batches = loader.epoch_after(epoch, ctx.limits.0, done);
         let num_batches = done + batches.len();
@@ -301,23 +341,20 @@ impl<M: LearnerModel> TrainState<M> {
     /// batches (`N` ranks) is one optimizer step, rank `r` building and stepping the group's
     /// batch `r`; after the exchange every rank applies the same summed gradients and records
     /// every batch's output in order, as one process with `grad_accumulation: N` does.
-    fn train_epoch_parallel<I>(
+    fn train_epoch_parallel(
         &mut self,
-        loader: &Loader<I, <M as TrainStep>::Input>,
+        batches: &mut dyn Shard<<M as TrainStep>::Input>,
         steps_before: usize,
         done: usize,
         metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
         series: &[usize],
         ctx: &mut EpochSink<'_>,
-    ) -> Result<EpochOutcome, FitError>
-    where
-        I: Clone + Send + Sync + 'static,
-    {
+    ) -> Result<EpochOutcome, FitError> {
         let epoch = ctx.epoch;
         let started = std::time::Instant::now();
-        let mut parallel = self.parallel.take().expect("a data-parallel run");
+        let mut data_parallel = self.parallel.take().expect("a data-parallel run");
+        let parallel = &mut data_parallel.exchange;
         let (rank, size) = (parallel.group.rank(), parallel.group.size());
-        let mut batches = loader.epoch_shard(epoch, ctx.limits.0, done, (rank, size));
         let positions = batches.positions();
         ctx.progress.epoch_start(epoch, ctx.last_epoch, positions);
         let mut position = 0;
@@ -326,7 +363,7 @@ impl<M: LearnerModel> TrainState<M> {
                 break Ok(None);
             }
             let group = size.min(positions - position);
-            let mine = match (rank < group).then(|| batches.next()).flatten() {
+            let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
                 None => None,
                 Some(Ok(batch)) => {
                     let output = TrainStep::step(&self.model, batch);
@@ -374,8 +411,8 @@ impl<M: LearnerModel> TrainState<M> {
                 break Ok(Some(done + position));
             }
         };
-        parallel.trained += started.elapsed();
-        self.parallel = Some(parallel);
+        parallel.traffic.trained += started.elapsed();
+        self.parallel = Some(data_parallel);
         match outcome? {
             Some(batches) => Ok(EpochOutcome::Interrupted {
                 batches,

@@ -45,7 +45,7 @@ use crate::provenance::Provenance;
 use crate::spec::GradClip;
 use early_stop::EarlyStop;
 use ema::Ema;
-use epoch::TrainState;
+use epoch::{DataParallel, ParallelCode, TrainState};
 use freeze::Freeze;
 use hooks::Features;
 use run::ActiveRun;
@@ -73,7 +73,7 @@ pub struct Fit<M: LearnerModel> {
     callbacks: Vec<Box<dyn Callback>>,
     hyperparameters: serde_json::Value,
     provenance: Option<Provenance>,
-    parallel: Option<ItemCodec<TrainOutputOf<M>>>,
+    parallel: Option<(ItemCodec<TrainOutputOf<M>>, ParallelCode<M>)>,
 }
 
 /// What a finished run hands back.
@@ -223,7 +223,7 @@ impl<M: LearnerModel> Fit<M> {
     /// `grad_accumulation` set to the number of ranks. `codec` sends step outputs between ranks
     /// (`ItemCodec::of()`). Alone, the run is as without this call.
     pub fn data_parallel(mut self, codec: ItemCodec<TrainOutputOf<M>>) -> Self {
-        self.parallel = Some(codec);
+        self.parallel = Some((codec, ParallelCode::of()));
         self
     }
 
@@ -255,7 +255,7 @@ impl<M: LearnerModel> Fit<M> {
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
-        let parallel = parallel.and_then(|codec| crate::parallel::group().map(|g| (g, codec)));
+        let parallel = parallel.and_then(|code| crate::parallel::group().map(|g| (g, code)));
         let options = match &parallel {
             Some((group, _)) => parallel_options(options, *group)?,
             None => options,
@@ -398,8 +398,10 @@ impl<M: LearnerModel> Fit<M> {
             interrupt.is_some(),
         );
         state.ema = ema;
-        state.parallel = parallel
-            .map(|(group, codec)| Parallel::new(group, codec, train_device.clone().inner()));
+        state.parallel = parallel.map(|(group, (codec, code))| DataParallel {
+            exchange: Parallel::new(group, codec, train_device.clone().inner()),
+            code,
+        });
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,

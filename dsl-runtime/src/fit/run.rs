@@ -104,8 +104,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             check_weights(&self.state.model, epoch)?;
             let step = match trained {
                 EpochOutcome::Completed { step } => {
-                    if let Some(parallel) = &mut self.state.parallel {
-                        parallel.same_weights(&self.state.model, epoch)?;
+                    let state = &mut self.state;
+                    if let Some(parallel) = &mut state.parallel {
+                        (parallel.code.check)(&mut parallel.exchange, &state.model, epoch)?;
                     }
                     step
                 }
@@ -236,7 +237,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             }
             eprint!("{summary}");
             if let Some(parallel) = &self.state.parallel {
-                eprintln!("{}", parallel.summary());
+                eprintln!("{}", parallel.exchange.traffic.summary());
             }
         }
         let averaged = self.state.ema.take().map(Ema::into_average);

@@ -27,15 +27,21 @@ pub(crate) struct Parallel<O> {
     /// Where gradients and outputs from other ranks are rebuilt: the training device's inner
     /// (non-autodiff) device, where `backward` puts gradients.
     device: Device,
-    /// For the summary: time spent exchanging and training (steps, exchanges and metrics),
-    /// bytes this rank sent, optimizer steps, the last checksum of the weights.
+    pub traffic: Traffic,
+    /// The send and receive buffers, kept between steps.
+    buffers: (Vec<u8>, Vec<u8>),
+}
+
+/// What the run's summary says of the exchanges: time spent exchanging and training (steps,
+/// exchanges and metrics), bytes this rank sent, optimizer steps, the last checksum of the
+/// weights. Apart from [`Parallel`], which is compiled per step output type.
+pub(crate) struct Traffic {
+    ranks: usize,
     waited: Duration,
     pub trained: Duration,
     sent: usize,
     steps: usize,
     checksum: Option<u32>,
-    /// The send and receive buffers, kept between steps.
-    buffers: (Vec<u8>, Vec<u8>),
 }
 
 impl<O> Parallel<O> {
@@ -44,11 +50,14 @@ impl<O> Parallel<O> {
             group,
             codec,
             device,
-            waited: Duration::ZERO,
-            trained: Duration::ZERO,
-            sent: 0,
-            steps: 0,
-            checksum: None,
+            traffic: Traffic {
+                ranks: group.size(),
+                waited: Duration::ZERO,
+                trained: Duration::ZERO,
+                sent: 0,
+                steps: 0,
+                checksum: None,
+            },
             buffers: (Vec::new(), Vec::new()),
         }
     }
@@ -91,9 +100,9 @@ impl<O> Parallel<O> {
         drop(share);
         let started = Instant::now();
         let gathered = self.group.all_gather(&send, receive);
-        self.waited += started.elapsed();
-        self.sent += send.len();
-        self.steps += 1;
+        self.traffic.waited += started.elapsed();
+        self.traffic.sent += send.len();
+        self.traffic.steps += 1;
         // This rank's own gradients and output are used as they are; the others' are read back.
         let mut own = own;
         let mut sources = Vec::with_capacity(batches);
@@ -153,10 +162,12 @@ impl<O> Parallel<O> {
         if checksums.iter().any(|&c| c != sum.0) {
             return Err(ParallelError::Diverged { epoch, checksums });
         }
-        self.checksum = Some(sum.0);
+        self.traffic.checksum = Some(sum.0);
         Ok(())
     }
+}
 
+impl Traffic {
     /// The line the run's summary ends with: that the weights stayed equal, and what the
     /// exchanges cost.
     pub fn summary(&self) -> String {
@@ -164,7 +175,7 @@ impl<O> Parallel<O> {
         let share = self.waited.as_secs_f64() / self.trained.as_secs_f64().max(f64::EPSILON);
         format!(
             "data parallel over {} ranks: weights equal on every rank at each epoch end{}; {} bytes sent per optimizer step by each rank, exchanges {:.1} % of training time",
-            self.group.size(),
+            self.ranks,
             self.checksum
                 .map_or_else(String::new, |c| format!(" (crc32c {c:08x})")),
             per_step,
