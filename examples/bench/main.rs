@@ -16,15 +16,13 @@ mod variants;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use burn::data::dataset::InMemDataset;
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
-use tasks::{Digit, DigitBatch, DigitBatcher, Medium, Wide, digits, pictures};
+use tasks::{Digit, DigitBatch, DigitBatcher, Medium, Wide, large_data, medium_data, pictures};
 use variants::{Classify, Shape, Trained};
 
 impl Classify for Mlp {
@@ -46,23 +44,6 @@ impl Classify for Wide {
     fn classify(&self, batch: DigitBatch) -> ClassificationOutput {
         self.forward_classification(batch)
     }
-}
-
-/// The medium task's train and valid splits.
-type Splits = (Arc<InMemDataset<Digit>>, Arc<InMemDataset<Digit>>);
-
-/// Medium-task data, generated once per process before any clock starts.
-fn medium_data() -> Splits {
-    static DATA: OnceLock<Splits> = OnceLock::new();
-    DATA.get_or_init(|| (Arc::new(digits(0..8192)), Arc::new(digits(8192..10240))))
-        .clone()
-}
-
-/// Large-item data (image-sized items), generated once per process.
-fn large_data() -> Splits {
-    static DATA: OnceLock<Splits> = OnceLock::new();
-    DATA.get_or_init(|| (Arc::new(pictures(0..256)), Arc::new(pictures(256..320))))
-        .clone()
 }
 
 /// Whether the slow batcher waits (I/O-like) instead of computing; set per child process.

@@ -1,5 +1,6 @@
 //! The benchmark tasks: their data, models and batchers.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use burn::data::dataloader::batcher::Batcher;
@@ -168,4 +169,21 @@ impl Wide {
             .forward(logits.clone(), batch.classes.clone());
         ClassificationOutput::new(loss, logits, batch.classes)
     }
+}
+
+/// The medium task's train and valid splits.
+pub type Splits = (Arc<InMemDataset<Digit>>, Arc<InMemDataset<Digit>>);
+
+/// Medium-task data, generated once per process before any clock starts.
+pub fn medium_data() -> Splits {
+    static DATA: OnceLock<Splits> = OnceLock::new();
+    DATA.get_or_init(|| (Arc::new(digits(0..8192)), Arc::new(digits(8192..10240))))
+        .clone()
+}
+
+/// Large-item data (image-sized items), generated once per process.
+pub fn large_data() -> Splits {
+    static DATA: OnceLock<Splits> = OnceLock::new();
+    DATA.get_or_init(|| (Arc::new(pictures(0..256)), Arc::new(pictures(256..320))))
+        .clone()
 }

@@ -2,9 +2,6 @@
 //! 64, Adam) with `data_parallel: mpi`, for `bench.sh`: `mpirun -n 2` against one process
 //! with `--set grad_accumulation=2`, the same run.
 
-use std::sync::{Arc, OnceLock};
-
-use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 
@@ -13,16 +10,7 @@ use dsl_runtime::prelude::*;
 #[path = "../../bench/tasks.rs"]
 mod tasks;
 
-use tasks::{Digit, DigitBatch, DigitBatcher, Medium, digits};
-
-type Splits = (Arc<InMemDataset<Digit>>, Arc<InMemDataset<Digit>>);
-
-/// The data, generated once per process.
-fn medium_data() -> Splits {
-    static DATA: OnceLock<Splits> = OnceLock::new();
-    DATA.get_or_init(|| (Arc::new(digits(0..8192)), Arc::new(digits(8192..10240))))
-        .clone()
-}
+use tasks::{DigitBatch, DigitBatcher, Medium, medium_data};
 
 training! {
     /// The medium task of the benchmark, data-parallel under `mpirun`.
