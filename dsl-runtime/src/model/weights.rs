@@ -1,36 +1,98 @@
 //! A model's weights in files: exported as safetensors for other tools, read back from
-//! safetensors or burnpack (`init_from`). All through burn-store; only the choice of store by
-//! file extension and the error wording are ours.
+//! safetensors or burnpack (`init_from`). Through burn-store's stores and Burn's records; the
+//! choice of store by file extension, the matching by path and the error wording are ours.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use burn::module::Module;
-use burn::store::{ApplyError, ApplyResult, BurnpackStore, ModuleSnapshot, SafetensorsStore};
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::store::burn_pack::{Reader, Tensor as PackTensor, Writer};
+use burn::store::{ModuleRecord, ModuleStore, SafetensorsStore};
+use burn::tensor::{Bool, BoolStore, Bytes, DType, Int, Tensor};
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
 
 use crate::FitError;
 use crate::output::atomic::replace_file;
 
 /// Saves `model`'s parameters as a safetensors file under their module paths
-/// (`model.fc1.weight`, ...); any safetensors reader (Python's `safetensors`, PyTorch, Burn's
-/// `SafetensorsStore`) loads it. Encoded in memory, then written with the run directory's
-/// atomic `replace_file`: a crash leaves the old file or the new one.
+/// (`model.fc1.weight`, ...), with burn-store's metadata; any safetensors reader (Python's
+/// `safetensors`, PyTorch, Burn's `SafetensorsStore`) loads it. Encoded in memory, then written
+/// with the run directory's atomic `replace_file`: a crash leaves the old file or the new one.
+/// Taken from Burn's record (see [`load_weights`]) and written by [`safetensors_bytes`].
 pub fn export_safetensors<M: Module>(model: &M, path: &Path) -> Result<(), FitError> {
     let failed = |message: String| FitError::Weights {
         path: path.to_owned(),
         message,
     };
-    let mut store = SafetensorsStore::from_bytes(None);
-    model
-        .save_into(&mut store)
+    let record = model
+        .clone()
+        .into_record()
+        .into_bytes()
         .map_err(|e| failed(e.to_string()))?;
-    let bytes = store.get_bytes().map_err(|e| failed(e.to_string()))?;
+    let bytes = safetensors_bytes(record).map_err(failed)?;
     replace_file(path, &bytes).map_err(|e| failed(e.to_string()))
+}
+
+/// A record's tensors (burnpack bytes) as a safetensors file.
+fn safetensors_bytes(record: Bytes) -> Result<Vec<u8>, String> {
+    let tensors = Reader::from_bytes(record)
+        .and_then(Reader::into_tensors)
+        .map_err(|e| e.to_string())?;
+    let mut parts = Vec::with_capacity(tensors.len());
+    for tensor in tensors {
+        let name = tensor.name.clone();
+        let dtype = safetensors_dtype(tensor.dtype).ok_or_else(|| {
+            format!(
+                "`{name}` is {:?}, which safetensors cannot hold",
+                tensor.dtype
+            )
+        })?;
+        let shape = tensor.shape.as_slice().to_vec();
+        let bytes = tensor.into_bytes().map_err(|e| e.to_string())?;
+        parts.push((name, dtype, shape, bytes));
+    }
+    let views = parts
+        .iter()
+        .map(|(name, dtype, shape, bytes)| {
+            TensorView::new(*dtype, shape.clone(), bytes)
+                .map(|view| (name.as_str(), view))
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let metadata = SafetensorsStore::default_metadata().into_iter().collect();
+    safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
+}
+
+/// Burn's dtypes in safetensors, as burn-store maps them.
+fn safetensors_dtype(dtype: DType) -> Option<Dtype> {
+    Some(match dtype {
+        DType::F64 => Dtype::F64,
+        DType::F32 | DType::Flex32 => Dtype::F32,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::I64 => Dtype::I64,
+        DType::I32 => Dtype::I32,
+        DType::I16 => Dtype::I16,
+        DType::I8 => Dtype::I8,
+        DType::U64 => Dtype::U64,
+        DType::U32 | DType::Bool(BoolStore::U32) => Dtype::U32,
+        DType::U8 | DType::Bool(BoolStore::U8) => Dtype::U8,
+        DType::Bool(BoolStore::Native) => Dtype::BOOL,
+        DType::U16 | DType::QFloat(_) => return None,
+    })
 }
 
 /// `model` with every parameter read from `path`: a safetensors file (`.safetensors`, as
 /// [`export_safetensors`] writes it) or a burnpack file (a run's `checkpoint/model-N.bpk`).
-/// The first parameter of another shape or type, or missing from the file, is the error.
-pub fn load_weights<M: Module>(mut model: M, path: &Path) -> Result<M, FitError> {
+/// The first parameter of another shape, or missing from the file, is the error; each keeps its
+/// parameter id (learning-rate groups are keyed by it) and the model's dtype.
+///
+/// Through Burn's `ModuleRecord`, the path checkpoints already take: the generic part is the
+/// `load_record` every experiment compiles anyway, and the file is read and matched by
+/// [`record_from_file`], compiled once in this crate. (burn-store's `load_from` would add its
+/// own mapper, instantiated in every experiment for every tensor rank and kind.)
+pub fn load_weights<M: Module>(model: M, path: &Path) -> Result<M, FitError> {
     let failed = |message: String| FitError::Weights {
         path: path.to_owned(),
         message,
@@ -40,56 +102,125 @@ pub fn load_weights<M: Module>(mut model: M, path: &Path) -> Result<M, FitError>
             "no such file: give a .safetensors file or a run's checkpoint/model-N.bpk".to_owned(),
         ));
     }
-    let safetensors = path.extension().is_some_and(|e| e == "safetensors");
-    // The stores' own validation reports every mismatch in Burn's debug format; without it the
-    // mismatches come back in the result, and `check` names the first one in words.
-    let applied = if safetensors {
-        let mut store = SafetensorsStore::from_file(path).validate(false);
-        model.load_from(&mut store).map_err(|e| e.to_string())
-    } else {
-        let mut store = BurnpackStore::from_file(path)
-            .auto_extension(false)
-            .validate(false);
-        model.load_from(&mut store).map_err(|e| e.to_string())
-    };
-    check(&applied.map_err(failed)?).map_err(failed)?;
-    Ok(model)
+    // In the model's order (the record's is by name): the first error named is the first
+    // parameter the model has.
+    let order = parameter_paths(&model);
+    let own = model
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| failed(e.to_string()))?;
+    let record = record_from_file(path, own, &order).map_err(failed)?;
+    model
+        .try_load_record(record)
+        .map_err(|e| failed(e.to_string()))
 }
 
-/// The first problem of a load: a parameter of another shape or type, then one the file lacks.
-fn check(applied: &ApplyResult) -> Result<(), String> {
-    if let Some(error) = applied.errors.first() {
-        let others = match applied.errors.len() {
+/// The tensors of the weights file `path`, matched by module path to the model's own (`own`,
+/// its record as burnpack bytes; `order`, their paths in the model's order), as a record
+/// carrying the model's parameter ids, loaded in the model's dtypes.
+fn record_from_file(path: &Path, own: Bytes, order: &[String]) -> Result<ModuleRecord, String> {
+    let mut file: BTreeMap<String, PackTensor> =
+        if path.extension().is_some_and(|e| e == "safetensors") {
+            let mut store = SafetensorsStore::from_file(path);
+            store.get_all_tensors().map_err(|e| e.to_string())?.clone()
+        } else {
+            Reader::from_file(path)
+                .and_then(Reader::into_tensors)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|t| (t.name.clone(), t))
+                .collect()
+        };
+    let mut own: BTreeMap<String, PackTensor> = Reader::from_bytes(own)
+        .and_then(Reader::into_tensors)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|t| (t.name.clone(), t))
+        .collect();
+    let (mut matched, mut mismatched, mut missing) = (Vec::new(), Vec::new(), Vec::new());
+    for name in order {
+        let Some(tensor) = own.remove(name) else {
+            continue;
+        };
+        let name = name.clone();
+        let (expected, id) = (tensor.shape.clone(), tensor.param_id);
+        match file.remove(&name) {
+            None => missing.push(name),
+            Some(found) if found.shape != expected => {
+                mismatched.push((name, found.shape.clone(), expected));
+            }
+            Some(found) => {
+                let (_, dtype, shape, _, bytes) = found.into_parts().map_err(|e| e.to_string())?;
+                matched.push(PackTensor::new(name, dtype, shape, id, bytes));
+            }
+        }
+    }
+    if let Some((name, found, expected)) = mismatched.first() {
+        let others = match mismatched.len() {
             1 => String::new(),
             n => format!(" ({} more parameters differ)", n - 1),
         };
-        return Err(match error {
-            ApplyError::ShapeMismatch {
-                path,
-                expected,
-                found,
-            } => format!(
-                "`{path}` has shape {:?} in the file, and {:?} in the model{others}: the file holds the weights of another model (or of other hyperparameters)",
-                found.as_slice(),
-                expected.as_slice()
-            ),
-            other => format!("{other}{others}"),
-        });
-    }
-    if let Some((path, _)) = applied.missing.first() {
         return Err(format!(
-            "it has no value for `{path}` ({} parameter(s) missing)",
-            applied.missing.len()
+            "`{name}` has shape {:?} in the file, and {:?} in the model{others}: the file holds the weights of another model (or of other hyperparameters)",
+            found.as_slice(),
+            expected.as_slice()
         ));
     }
-    Ok(())
+    if let Some(name) = missing.first() {
+        return Err(format!(
+            "it has no value for `{name}` ({} parameter(s) missing)",
+            missing.len()
+        ));
+    }
+    let bytes = Writer::new(matched)
+        .into_bytes()
+        .map_err(|e| e.to_string())?;
+    Ok(ModuleRecord::from_bytes(bytes)
+        .map_err(|e| e.to_string())?
+        .cast_to_module_dtype())
 }
 
-/// The module path of every parameter of `model` (`model.fc1.weight`, ...).
+/// The module path of every parameter of `model` (`model.fc1.weight`, ...), in the model's
+/// order.
 pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
-    model
-        .collect(None, None, false)
-        .into_iter()
-        .map(|tensor| tensor.name)
-        .collect()
+    let mut paths = Paths::default();
+    model.visit(&mut paths);
+    paths.found
+}
+
+/// The paths of the parameters a visit meets; written here because burn-store's collector,
+/// which gives them too, snapshots every tensor and is compiled per experiment.
+#[derive(Default)]
+struct Paths {
+    at: Vec<String>,
+    found: Vec<String>,
+}
+
+impl Paths {
+    fn found(&mut self) {
+        self.found.push(self.at.join("."));
+    }
+}
+
+impl ModuleVisitor for Paths {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.at.push(name.to_owned());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.at.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, _param: &Param<Tensor<D>>) {
+        self.found();
+    }
+
+    fn visit_int<const D: usize>(&mut self, _param: &Param<Tensor<D, Int>>) {
+        self.found();
+    }
+
+    fn visit_bool<const D: usize>(&mut self, _param: &Param<Tensor<D, Bool>>) {
+        self.found();
+    }
 }
