@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Incremental release rebuild after touching one source file, for the `training!` example and
-# its two hand-written baselines, interleaved; prints each run and the medians.
+# its two hand-written baselines, interleaved; prints each run and the medians, and writes the
+# medians with the ratios to docs/src/compile-cost.txt, which the book's benchmark page
+# includes (so the page shows the last measurement, with its commit).
 # Usage: examples/bench/compile-cost.sh [rounds, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,8 +28,20 @@ for ((round = 1; round <= rounds; round++)); do
     printf '%-20s round %d: %.2f s\n' "$name" "$round" "$took"
   done
 done
+declare -A medians
 for target in "${targets[@]}"; do
   read -r name _ <<<"$target"
   median=$(tr ' ' '\n' <<<"${times[$name]}" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  medians[$name]=$median
   printf '%-20s median %.2f s\n' "$name" "$median"
 done
+ratio() { awk -v a="${medians[classification]}" -v b="${medians[$1]}" 'BEGIN { printf "%.2f", a / b }'; }
+{
+  printf 'median of %d rounds, %s, commit %s\n' "$rounds" "$(date -u +%Y-%m-%d)" "$(git rev-parse --short HEAD)"
+  for target in "${targets[@]}"; do
+    read -r name _ <<<"$target"
+    printf '%-20s %.2f s\n' "$name" "${medians[$name]}"
+  done
+  printf 'classification / hand-classification: %sx\n' "$(ratio hand-classification)"
+  printf 'classification / hand-checkpointing:  %sx\n' "$(ratio hand-checkpointing)"
+} > docs/src/compile-cost.txt
