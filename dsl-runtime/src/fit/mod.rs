@@ -143,6 +143,11 @@ impl ConfigJson<'_> {
     fn to_json(&self) -> std::io::Result<Vec<u8>> {
         serde_json::to_vec_pretty(self).map_err(std::io::Error::other)
     }
+
+    /// `config.json`'s value, for the report (non-generic, like [`ConfigJson::to_json`]).
+    fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
 }
 
 #[derive(Serialize)]
@@ -323,7 +328,7 @@ impl<M: LearnerModel> Fit<M> {
             resumed_with_changes: &changes,
         };
         let run_dir = open_run_dir(path, &options, &config, &start)?;
-        let config = serde_json::to_value(&config).unwrap_or_default();
+        let config = config.to_value();
         // Rank 0 alone writes checkpoints.
         let saving = match &parallel {
             Some((group, _)) if group.rank() != 0 => None,

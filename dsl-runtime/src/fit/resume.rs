@@ -47,6 +47,15 @@ const MAY_CHANGE: &[&str] = &[
 
 /// Every setting of `saved` and `current` (run options, then the experiment's own config under
 /// `hyperparameters.`) that differs, as `key: saved X, now Y`.
+/// `options` as JSON, serialized here rather than in the generic [`restore`], whose code is
+/// compiled again in every experiment crate.
+fn options_value(options: &FitOptions) -> Result<serde_json::Value, FitError> {
+    serde_json::to_value(options).map_err(|e| FitError::InvalidOption {
+        option: "options",
+        message: format!("cannot be compared with the checkpoint's: {e}"),
+    })
+}
+
 pub(crate) fn changes(saved: &serde_json::Value, current: &serde_json::Value) -> Vec<String> {
     let (mut saved_flat, mut current_flat) = (Vec::new(), Vec::new());
     flatten("", saved, &mut saved_flat);
@@ -118,10 +127,7 @@ pub(super) fn restore<M: LearnerModel>(
     let Some(loaded) = load(checkpoints, resume, options.quiet)? else {
         return Ok(fresh);
     };
-    let current = serde_json::to_value(options).map_err(|e| FitError::InvalidOption {
-        option: "options",
-        message: format!("cannot be compared with the checkpoint's: {e}"),
-    })?;
+    let current = options_value(options)?;
     let changes = changes(
         &settings(&loaded.state.options, &loaded.state.hyperparameters),
         &settings(&current, hyperparameters),

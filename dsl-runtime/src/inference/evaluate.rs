@@ -55,23 +55,31 @@ pub fn find_run(artifacts: &str, name: &str, run: Option<&str>) -> Result<PathBu
 /// so that its model is rebuilt with the run's own hyperparameters, whatever the caller's
 /// config says; `given` for a run without the file (one that wrote no files).
 pub fn run_config<C: DeserializeOwned + Clone>(run_dir: &Path, given: &C) -> Result<C, FitError> {
-    let path = run_dir.join("config.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(given.clone()),
-        Err(e) => {
-            return Err(FitError::SavedConfig {
-                path,
-                message: e.to_string(),
-            });
-        }
+    let Some((path, saved)) = saved_hyperparameters(run_dir)? else {
+        return Ok(given.clone());
     };
-    let config = serde_json::from_str::<serde_json::Value>(&text)
-        .and_then(|mut value| serde_json::from_value(value["hyperparameters"].take()));
-    config.map_err(|e| FitError::SavedConfig {
+    serde_json::from_value(saved).map_err(|e| FitError::SavedConfig {
         path,
         message: e.to_string(),
     })
+}
+
+/// The `hyperparameters` of `run_dir`'s `config.json` with the file's path; `None` without the
+/// file. Parsed here, once in this crate, rather than in the generic [`run_config`].
+fn saved_hyperparameters(
+    run_dir: &Path,
+) -> Result<Option<(std::path::PathBuf, serde_json::Value)>, FitError> {
+    let path = run_dir.join("config.json");
+    let failed = |path, message: String| FitError::SavedConfig { path, message };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(failed(path, e.to_string())),
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(mut value) => Ok(Some((path, value["hyperparameters"].take()))),
+        Err(e) => Err(failed(path, e.to_string())),
+    }
 }
 
 /// `model` with the parameters of epoch `epoch` of the run in `run_dir`: their moving average
