@@ -4,36 +4,15 @@
 use std::path::Path;
 
 use crate::common::*;
+use crate::tuned::{options, run};
 use burn::module::{Module, ParamGroup};
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::{Policy, Resume};
+use dsl_runtime::checkpoint::Resume;
 use dsl_runtime::prelude::*;
 use dsl_runtime::weights::export_safetensors;
 
 /// fc1's weight and bias come first in `Mlp::weights`: 4×16 + 16 values.
 const FC1: usize = 80;
-
-fn options(dir: &Path, epochs: usize) -> FitOptions {
-    FitOptions {
-        name: "tuned".into(),
-        artifacts: dir.to_owned(),
-        epochs,
-        batch_size: 16,
-        quiet: true,
-        checkpoint: Some(vec![Policy::KeepLast { n: 5 }]),
-        ..FitOptions::default()
-    }
-}
-
-fn run(options: FitOptions) -> Result<FitReport<Classifier>, FitError> {
-    Fit::new(classifier(), SgdConfig::new().init(), 0.1)
-        .options(options)
-        .train_metric(metric::loss())
-        .run(
-            &device(),
-            Data::new(samples(0..96), samples(96..120), SampleBatcher),
-        )
-}
 
 fn setup(epochs: usize) -> HandSetup {
     HandSetup {
@@ -239,57 +218,4 @@ fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
         plain.weights[FC1..],
         "fc2.bias at its own rate"
     );
-}
-
-/// The effective weights of a model with LoRA adapters: what its forward pass uses.
-fn effective(model: &Classifier) -> Vec<u32> {
-    use burn::module::ModuleVisitor;
-    struct Values(Vec<u32>);
-    impl ModuleVisitor for Values {
-        fn visit_float<const D: usize>(
-            &mut self,
-            param: &burn::module::Param<burn::tensor::Tensor<D>>,
-        ) {
-            let data = param.val().into_data();
-            self.0.extend(data.iter::<f32>().map(f32::to_bits));
-        }
-    }
-    let mut values = Values(Vec::new());
-    model.visit(&mut values);
-    values.0
-}
-
-#[test]
-fn lora_trains_adapters_only_and_resumes_bit_for_bit() {
-    use dsl_runtime::spec::LoraSpec;
-    let (whole_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let lora = LoraSpec {
-        rank: 2,
-        alpha: 4.0,
-        on: vec!["mlp.fc1".into(), "mlp.fc2".into()],
-    };
-    let adapted = |dir: &Path, epochs: usize, resume: Option<Resume>| FitOptions {
-        lora: Some(lora.clone()),
-        resume,
-        ..options(dir, epochs)
-    };
-    let whole = run(adapted(whole_dir.path(), 3, None)).unwrap();
-    let (initial, trained) = (Mlp::new(3, &device()).weights(), whole.model.mlp.weights());
-    // Biases get no adapter and stay frozen; the weights the forward pass uses (base plus
-    // adapters) moved.
-    let biases = |w: &[u32]| [w[64..80].to_vec(), w[w.len() - 3..].to_vec()].concat();
-    assert_eq!(biases(&trained), biases(&initial), "biases frozen");
-    assert_ne!(trained[..64], initial[..64], "adapted fc1 weight");
-    assert_ne!(
-        effective(&whole.model),
-        effective(&classifier()),
-        "adapters trained"
-    );
-    let losses = whole.history.train_losses();
-    assert!(losses.last() < losses.first(), "{losses:?}");
-
-    run(adapted(dir.path(), 1, None)).unwrap();
-    let resumed = run(adapted(dir.path(), 3, Some(Resume::Latest))).unwrap();
-    assert_bit_identical(&resumed.history.train_losses(), &losses);
-    assert_eq!(effective(&resumed.model), effective(&whole.model));
 }

@@ -19,4 +19,5 @@ mod seed_classification;
 mod seed_regression;
 mod test_split;
 mod training_controls;
+mod tuned;
 mod untrusted;
