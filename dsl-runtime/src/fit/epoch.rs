@@ -350,18 +350,50 @@ impl<M: LearnerModel> TrainState<M> {
         series: &[usize],
         ctx: &mut EpochSink<'_>,
     ) -> Result<EpochOutcome, FitError> {
-        let epoch = ctx.epoch;
         let started = std::time::Instant::now();
         let mut data_parallel = self.parallel.take().expect("a data-parallel run");
-        let parallel = &mut data_parallel.exchange;
+        let at = (steps_before, done);
+        let outcome = self.groups(
+            &mut data_parallel.exchange,
+            batches,
+            at,
+            metrics,
+            series,
+            ctx,
+        );
+        data_parallel.exchange.traffic.trained += started.elapsed();
+        self.parallel = Some(data_parallel);
+        match outcome? {
+            Some(batches) => Ok(EpochOutcome::Interrupted {
+                batches,
+                step: steps_before + batches,
+            }),
+            None => {
+                ctx.finish(Split::Train, metrics, series)?;
+                Ok(EpochOutcome::Completed {
+                    step: steps_before + done + batches.positions(),
+                })
+            }
+        }
+    }
+
+    /// The groups of [`TrainState::train_epoch_parallel`] from batch `done` of the epoch on
+    /// (`steps_before` steps before it); `Some(batches trained)` when a rank was interrupted.
+    fn groups(
+        &mut self,
+        parallel: &mut Parallel<TrainOutputOf<M>>,
+        batches: &mut dyn Shard<<M as TrainStep>::Input>,
+        (steps_before, done): (usize, usize),
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<Option<usize>, FitError> {
+        let epoch = ctx.epoch;
         let (rank, size) = (parallel.group.rank(), parallel.group.size());
         let positions = batches.positions();
         ctx.progress.epoch_start(epoch, ctx.last_epoch, positions);
         let mut position = 0;
-        let outcome = loop {
-            if position == positions {
-                break Ok(None);
-            }
+        while position < positions {
             let group = size.min(positions - position);
             let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
                 None => None,
@@ -370,7 +402,7 @@ impl<M: LearnerModel> TrainState<M> {
                     Some((output.grads, output.item.sync()?))
                 }
                 Some(Err(source)) => {
-                    break Err(FitError::Data {
+                    return Err(FitError::Data {
                         split: Split::Train,
                         epoch,
                         batch: done + position + rank + 1,
@@ -396,35 +428,15 @@ impl<M: LearnerModel> TrainState<M> {
                     iteration: Some(index),
                     lr: Some(self.lr.clone()),
                 };
-                let step = (steps_before + index, k == last);
-                self.record(
-                    item,
-                    &metadata,
-                    (epoch, step.0, step.1),
-                    metrics,
-                    series,
-                    ctx,
-                )?;
+                let step = (epoch, steps_before + index, k == last);
+                self.record(item, &metadata, step, metrics, series, ctx)?;
             }
             position += group;
             if exchanged.interrupted {
-                break Ok(Some(done + position));
-            }
-        };
-        parallel.traffic.trained += started.elapsed();
-        self.parallel = Some(data_parallel);
-        match outcome? {
-            Some(batches) => Ok(EpochOutcome::Interrupted {
-                batches,
-                step: steps_before + batches,
-            }),
-            None => {
-                ctx.finish(Split::Train, metrics, series)?;
-                Ok(EpochOutcome::Completed {
-                    step: steps_before + done + positions,
-                })
+                return Ok(Some(done + position));
             }
         }
+        Ok(None)
     }
 }
 
