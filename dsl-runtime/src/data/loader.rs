@@ -267,17 +267,6 @@ impl<I, B> EpochBatches<'_, I, B> {
         self.count
     }
 
-    /// [`EpochBatches::progress`] once batch `position` (counted from the first) is trained,
-    /// by whichever rank.
-    pub(crate) fn progress_at(&self, position: usize) -> Progress {
-        let end = ((self.first + position + 1) * self.loader.batch_size).min(self.order.len());
-        Progress {
-            items_processed: end - self.first * self.loader.batch_size,
-            items_total: self.loader.num_items(),
-            unit: None,
-        }
-    }
-
     /// Whether this epoch has no batch.
     pub fn is_empty(&self) -> bool {
         self.count == 0
@@ -358,7 +347,8 @@ pub(crate) trait Shard<B> {
     fn next_batch(&mut self) -> Option<Result<B, DataError>>;
     /// Number of batches of the epoch from the first one on, whichever rank builds them.
     fn positions(&self) -> usize;
-    /// [`EpochBatches::progress_at`].
+    /// [`EpochBatches::progress`] once batch `position` (counted from the first) is trained,
+    /// by whichever rank.
     fn progress_at(&self, position: usize) -> Progress;
 }
 
@@ -372,7 +362,12 @@ impl<I, B> Shard<B> for EpochBatches<'_, I, B> {
     }
 
     fn progress_at(&self, position: usize) -> Progress {
-        EpochBatches::progress_at(self, position)
+        let end = ((self.first + position + 1) * self.loader.batch_size).min(self.order.len());
+        Progress {
+            items_processed: end - self.first * self.loader.batch_size,
+            items_total: self.loader.num_items(),
+            unit: None,
+        }
     }
 }
 

@@ -115,18 +115,7 @@ impl RunWriter {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
-        if let Some(events) = &mut self.events {
-            events
-                .value(Some(step), epoch, split.as_str(), metric, value)
-                .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
-        }
-        self.row(Line {
-            step: Some(step),
-            epoch,
-            split: split.as_str(),
-            metric,
-            value,
-        })
+        self.value(Some(step), epoch, split, metric, value)
     }
 
     /// An epoch's value: the `step` column is left empty.
@@ -137,13 +126,25 @@ impl RunWriter {
         metric: &str,
         value: f64,
     ) -> std::io::Result<()> {
+        self.value(None, epoch, split, metric, value)
+    }
+
+    /// A value in both TensorBoard's events and `metrics.csv`.
+    fn value(
+        &mut self,
+        step: Option<usize>,
+        epoch: usize,
+        split: Split,
+        metric: &str,
+        value: f64,
+    ) -> std::io::Result<()> {
         if let Some(events) = &mut self.events {
             events
-                .value(None, epoch, split.as_str(), metric, value)
+                .value(step, epoch, split.as_str(), metric, value)
                 .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
         self.row(Line {
-            step: None,
+            step,
             epoch,
             split: split.as_str(),
             metric,
