@@ -291,23 +291,7 @@ impl<M: LearnerModel> Fit<M> {
             None => model,
         };
         let freeze = Freeze::new(&model, &options)?;
-        let (path, _mirror) = match &parallel {
-            Some((group, _)) => {
-                let own = match group.rank() {
-                    0 => options.resolve_run_dir()?,
-                    rank => Mirror::private(rank),
-                };
-                match options.resume {
-                    Some(_) => {
-                        let mirror = Mirror::share(*group, &own)
-                            .map_err(|source| FitError::RunDir { path: own, source })?;
-                        (mirror.path().to_owned(), Some(mirror))
-                    }
-                    None => (own, None),
-                }
-            }
-            None => (options.resolve_run_dir()?, None),
-        };
+        let (path, _mirror) = run_dir_of(&options, parallel.as_ref().map(|(group, _)| *group))?;
         let checkpoints = CheckpointDir::new(&path);
         let start = resume::restore(
             &checkpoints,
@@ -582,6 +566,28 @@ impl MetricKeys {
         }
         Ok(())
     }
+}
+
+/// The run directory, and on a rank other than 0 of a data-parallel run the private copy of
+/// rank 0's a resume reads (none without a resume: that rank writes nothing). Non-generic, so
+/// compiled once here rather than in every experiment.
+fn run_dir_of(
+    options: &FitOptions,
+    group: Option<&dyn crate::parallel::Collective>,
+) -> Result<(PathBuf, Option<Mirror>), FitError> {
+    let Some(group) = group else {
+        return Ok((options.resolve_run_dir()?, None));
+    };
+    let own = match group.rank() {
+        0 => options.resolve_run_dir()?,
+        rank => Mirror::private(rank),
+    };
+    if options.resume.is_none() {
+        return Ok((own, None));
+    }
+    let mirror =
+        Mirror::share(group, &own).map_err(|source| FitError::RunDir { path: own, source })?;
+    Ok((mirror.path().to_owned(), Some(mirror)))
 }
 
 /// `options` for one rank of a data-parallel run: the number of ranks recorded, and only rank 0
