@@ -5,14 +5,16 @@
 //! `clip_grad_norm_`) takes the L2 norm over all parameters together and scales every gradient
 //! by the same factor; Burn does not offer it, so it is written here.
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Tensor, TensorReadError};
 
+use crate::erased::ModelRef;
+
 /// Scales `grads` so that their global L2 norm is at most `max_norm`; returns the norm before
 /// clipping. Costs one host read per call.
-pub(super) fn clip_global_norm<M: Module>(
-    model: &M,
+pub(super) fn clip_global_norm(
+    model: ModelRef<'_>,
     grads: &mut GradientsParams,
     max_norm: f64,
 ) -> Result<f64, TensorReadError> {
@@ -33,9 +35,7 @@ pub(super) fn clip_global_norm<M: Module>(
     Ok(norm)
 }
 
-/// Both passes over the parameters, summing squares and then (with `factor` set) scaling, in
-/// one visitor type: each `ModuleVisitor` type is instantiated for every tensor rank and kind
-/// in the experiment's crate, so one type instead of two halves that code.
+/// Both passes over the parameters, summing squares and then (with `factor` set) scaling.
 struct GlobalNorm<'a> {
     grads: &'a mut GradientsParams,
     total: Option<Tensor<1>>,

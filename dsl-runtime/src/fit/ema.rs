@@ -12,13 +12,15 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::store::ModuleRecord;
 use burn::tensor::Tensor;
 
+use crate::erased::{AnyModule, ModelRef};
+
 /// The average and its decay.
 pub(crate) struct Ema<M> {
     decay: f64,
     average: M,
 }
 
-impl<M: Module> Ema<M> {
+impl<M: Module + 'static> Ema<M> {
     /// An average starting at `model`'s weights.
     pub fn new(model: &M, decay: f64) -> Self {
         Self {
@@ -29,22 +31,17 @@ impl<M: Module> Ema<M> {
 
     /// An average continued from a checkpoint's `record` of it.
     pub fn restored(model: &M, decay: f64, record: ModuleRecord) -> Result<Self, String> {
-        let average = model
-            .valid()
-            .try_load_record(record)
-            .map_err(|e| e.to_string())?;
+        let average = AnyModule::new(model.valid())
+            .load(record)
+            .map_err(|e| e.to_string())?
+            .into_inner();
         Ok(Self { decay, average })
     }
 
     /// Folds `model`'s weights after an optimizer step into the average.
     pub fn update(&mut self, model: &M) {
-        let mut trained = Trained::default();
-        model.visit(&mut trained);
-        let mut blend = Blend {
-            decay: self.decay,
-            weights: trained.weights,
-        };
-        self.average = self.average.clone().map(&mut blend);
+        let average = AnyModule::new(self.average.clone());
+        self.average = blend(average, ModelRef::new(model), self.decay).into_inner();
     }
 
     /// The averaged model, in inference mode.
@@ -56,6 +53,17 @@ impl<M: Module> Ema<M> {
     pub fn into_average(self) -> M {
         self.average
     }
+}
+
+/// `average` moved towards `model`'s trained weights.
+fn blend(average: AnyModule, model: ModelRef<'_>, decay: f64) -> AnyModule {
+    let mut trained = Trained::default();
+    model.visit(&mut trained);
+    let mut blend = Blend {
+        decay,
+        weights: trained.weights,
+    };
+    average.map(&mut blend)
 }
 
 /// The value of every trained float parameter (one that requires a gradient: frozen ones

@@ -11,6 +11,7 @@ use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
 use crate::callback::{Callbacks, StepEnd};
 use crate::data::{DataError, Loader, Shard};
+use crate::erased::{AnyModule, ModelRef};
 use crate::evaluate::{feed, infer};
 use crate::history::{History, Split};
 use crate::interrupt;
@@ -59,6 +60,20 @@ impl EpochSink<'_> {
                 .map_err(|e| self.io(e))?;
         }
         Ok(())
+    }
+}
+
+/// Burn's `GradientsAccumulator`, on the erased model: compiled here once (`crate::erased`).
+#[derive(Default)]
+struct Accumulator(GradientsAccumulator<AnyModule>);
+
+impl Accumulator {
+    fn add(&mut self, model: AnyModule, grads: GradientsParams) {
+        self.0.accumulate(&model, grads);
+    }
+
+    fn take(&mut self) -> GradientsParams {
+        self.0.grads()
     }
 }
 
@@ -127,7 +142,7 @@ impl<M: LearnerModel> ParallelCode<M> {
     pub fn of() -> Self {
         Self {
             epoch: TrainState::<M>::train_epoch_parallel,
-            check: Parallel::same_weights::<M>,
+            check: |parallel, model, epoch| parallel.same_weights(ModelRef::new(model), epoch),
         }
     }
 }
@@ -198,7 +213,7 @@ impl<M: LearnerModel> TrainState<M> {
         let num_batches = done + batches.len();
         ctx.progress
             .epoch_start(epoch, ctx.last_epoch, batches.len());
-        let mut accumulator = GradientsAccumulator::<M>::new();
+        let mut accumulator = Accumulator::default();
         let mut accumulated = 0;
         let mut index = done;
         while let Some(batch) = batches.next() {
@@ -229,11 +244,11 @@ impl<M: LearnerModel> TrainState<M> {
             let grads = match self.grad_accumulation {
                 None => Some(output.grads),
                 Some(n) => {
-                    accumulator.accumulate(&self.model, output.grads);
+                    accumulator.add(AnyModule::new(self.model.clone()), output.grads);
                     accumulated += 1;
                     (accumulated == n || index == num_batches).then(|| {
                         accumulated = 0;
-                        accumulator.grads()
+                        accumulator.take()
                     })
                 }
             };
@@ -273,20 +288,21 @@ impl<M: LearnerModel> TrainState<M> {
     /// moving average.
     fn apply(&mut self, mut grads: GradientsParams) -> Result<(), FitError> {
         if let Some(max) = self.clip_norm {
-            clip_global_norm(&self.model, &mut grads, max).map_err(|source| FitError::Metric {
-                split: Split::Train,
-                metric: "grad_clip".to_owned(),
-                source,
+            clip_global_norm(ModelRef::new(&self.model), &mut grads, max).map_err(|source| {
+                FitError::Metric {
+                    split: Split::Train,
+                    metric: "grad_clip".to_owned(),
+                    source,
+                }
             })?;
         }
         self.lr = self.lr_scheduler.step();
         if self.lr_scale != 1.0 {
             self.lr = (self.lr.base() * self.lr_scale).into();
         }
-        self.model = self
-            .model
-            .clone()
-            .optimize(&mut self.optimizer, self.lr.clone(), grads);
+        self.model = AnyModule::new(self.model.clone())
+            .optimizer_step(&mut self.optimizer, self.lr.clone(), grads)
+            .into_inner();
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }
@@ -412,8 +428,12 @@ impl<M: LearnerModel> TrainState<M> {
             };
             let interrupted = self.interruptible && interrupt::raised();
             let (grads, item) = mine.unzip();
-            let exchanged =
-                parallel.exchange(&self.model, grads.zip(item.as_ref()), group, interrupted)?;
+            let exchanged = parallel.exchange(
+                ModelRef::new(&self.model),
+                grads.zip(item.as_ref()),
+                group,
+                interrupted,
+            )?;
             drop(item);
             let last = exchanged.items.len() - 1;
             let mut grads = Some(exchanged.grads);

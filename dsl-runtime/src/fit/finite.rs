@@ -1,11 +1,13 @@
 //! Whether a model's weights are still numbers: the check that stops a diverged run even when
 //! its loss is not recorded (a recorded `train.loss` names the step itself).
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{ModuleVisitor, Param};
 use burn::tensor::{Int, Tensor, TensorReadError};
 
+use crate::erased::ModelRef;
+
 /// How many weights of `model` are NaN or infinite; one host read.
-pub(super) fn non_finite_weights<M: Module>(model: &M) -> Result<i64, TensorReadError> {
+pub(super) fn non_finite_weights(model: ModelRef<'_>) -> Result<i64, TensorReadError> {
     let mut count = Count { total: None };
     model.visit(&mut count);
     match count.total {

@@ -3,6 +3,7 @@
 
 use burn::module::{Module, ParamGroup};
 
+use crate::erased::{AnyModule, ModelRef};
 use crate::{FitError, FitOptions};
 
 /// The parameters a run keeps frozen, and the epoch they train again from.
@@ -14,19 +15,19 @@ pub(super) struct Freeze {
 impl Freeze {
     /// The run's frozen group, `None` when `freeze` is empty; a path that names no parameter of
     /// `model` is an error listing its parameters.
-    pub fn new<M: Module>(model: &M, options: &FitOptions) -> Result<Option<Self>, FitError> {
+    pub fn new(model: ModelRef<'_>, options: &FitOptions) -> Result<Option<Self>, FitError> {
         if options.freeze.is_empty() {
             return Ok(None);
         }
         Ok(Some(Self {
-            group: crate::tuning::group(model, "freeze", &options.freeze)?,
+            group: crate::tuning::group_of(model, "freeze", &options.freeze)?,
             until: options.unfreeze,
         }))
     }
 
     /// `model` as it trains in `epoch`, the first of this call (a resumed run may start after
     /// the unfreeze epoch).
-    pub fn start<M: Module>(&self, model: M, epoch: usize) -> M {
+    pub fn start(&self, model: AnyModule, epoch: usize) -> AnyModule {
         if self.until.is_none_or(|until| epoch < until) {
             model.freeze_group(self.group.clone())
         } else {
@@ -34,8 +35,13 @@ impl Freeze {
         }
     }
 
-    /// `model` at the start of `epoch`: unfrozen when it is the unfreeze epoch.
-    pub fn at_epoch<M: Module>(&self, model: &M, epoch: usize) -> Option<M> {
-        (self.until == Some(epoch)).then(|| model.clone().unfreeze_group(self.group.clone()))
+    /// Whether `epoch` is the one the frozen parameters train again from.
+    pub fn unfreezes_at(&self, epoch: usize) -> bool {
+        self.until == Some(epoch)
+    }
+
+    /// `model` with the frozen parameters trained again.
+    pub fn unfreeze(&self, model: AnyModule) -> AnyModule {
+        model.unfreeze_group(self.group.clone())
     }
 }

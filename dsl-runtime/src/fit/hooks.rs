@@ -14,6 +14,7 @@ use super::freeze::Freeze;
 use super::saving::Saving;
 use crate::FitError;
 use crate::callback::{Callbacks, EpochEnd};
+use crate::erased::AnyModule;
 use crate::history::History;
 use crate::spec::PlateauRule;
 
@@ -81,8 +82,9 @@ impl<M: LearnerModel> EpochHook<M> for Features {
 
 impl<M: LearnerModel> EpochHook<M> for Freeze {
     fn epoch_start(&mut self, edge: &mut Edge<'_, M>) {
-        if let Some(unfrozen) = self.at_epoch(&edge.state.model, edge.epoch) {
-            edge.state.model = unfrozen;
+        if self.unfreezes_at(edge.epoch) {
+            let model = AnyModule::new(edge.state.model.clone());
+            edge.state.model = self.unfreeze(model).into_inner();
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::{FitError, FitOptions};
 use crate::callback::{Callback, Callbacks};
 use crate::checkpoint::{CheckpointDir, Policy};
 use crate::data::Loader;
+use crate::erased::{AnyModule, ModelRef};
 use crate::history::{History, Split};
 use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
@@ -290,7 +291,7 @@ impl<M: LearnerModel> Fit<M> {
             Some(lora) => crate::tuning::apply_lora(model, lora)?,
             None => model,
         };
-        let freeze = Freeze::new(&model, &options)?;
+        let freeze = Freeze::new(ModelRef::new(&model), &options)?;
         let (path, _mirror) = run_dir_of(&options, parallel.as_ref().map(|(group, _)| *group))?;
         let checkpoints = CheckpointDir::new(&path);
         let start = resume::restore(
@@ -355,14 +356,18 @@ impl<M: LearnerModel> Fit<M> {
             None => (start.optimizer, None),
         };
         let model = start.model.fork(&train_device);
-        let model = if options.gradient_checkpointing {
-            recompute::recompute_activations(model)
-        } else {
-            model
-        };
-        let model = match &freeze {
-            Some(freeze) => freeze.start(model, start.first_epoch),
-            None => model,
+        let model = match (&freeze, options.gradient_checkpointing) {
+            (None, false) => model,
+            (freeze, recompute) => {
+                let mut model = AnyModule::new(model);
+                if recompute {
+                    model = recompute::recompute_activations(model);
+                }
+                if let Some(freeze) = freeze {
+                    model = freeze.start(model, start.first_epoch);
+                }
+                model.into_inner()
+            }
         };
         let ema = match (options.ema, start.ema) {
             (Some(decay), Some(record)) => {

@@ -7,8 +7,10 @@
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{GradientCheckpointingStrategy, Tensor};
 
+use crate::erased::AnyModule;
+
 /// `model` with every float parameter on Burn's balanced checkpointing strategy.
-pub(super) fn recompute_activations<M: Module>(model: M) -> M {
+pub(super) fn recompute_activations(model: AnyModule) -> AnyModule {
     model.map(&mut Balanced)
 }
 

@@ -7,6 +7,7 @@ use burn::train::LearnerModel;
 use super::TrainOutputOf;
 use crate::callback::Callbacks;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Loaded, Resume, SavedState, Within};
+use crate::erased::AnyModule;
 use crate::history::History;
 use crate::metric::SplitMetric;
 use crate::{FitError, FitOptions};
@@ -136,14 +137,13 @@ pub(super) fn restore<M: LearnerModel>(
         return Err(FitError::ResumeChanged { changes });
     }
     let history = history(loaded.state.history, &fresh.history)?;
-    let model =
-        fresh
-            .model
-            .try_load_record(loaded.model)
-            .map_err(|e| CheckpointError::Mismatch {
-                file: checkpoints.model_file(loaded.slot),
-                reason: e.to_string(),
-            })?;
+    let model = AnyModule::new(fresh.model)
+        .load(loaded.model)
+        .map_err(|e| CheckpointError::Mismatch {
+            file: checkpoints.model_file(loaded.slot),
+            reason: e.to_string(),
+        })?
+        .into_inner();
     if let Some(within) = &loaded.state.within {
         if within.carried.len() != train_metrics.len() {
             return Err(FitError::InvalidOption {

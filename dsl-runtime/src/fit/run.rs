@@ -11,6 +11,7 @@ use super::hooks::{Edge, EpochHook, Features};
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
 use crate::callback::{Control, RunEnd, RunStart};
 use crate::checkpoint::Within;
+use crate::erased::ModelRef;
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
@@ -101,7 +102,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 &series.train,
                 &mut sink,
             )?;
-            check_weights(&self.state.model, epoch)?;
+            check_weights(ModelRef::new(&self.state.model), epoch)?;
             let step = match trained {
                 EpochOutcome::Completed { step } => {
                     let state = &mut self.state;
@@ -273,7 +274,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
 }
 
 /// Stops a run whose weights diverged before anything is validated or checkpointed.
-fn check_weights<M: LearnerModel>(model: &M, epoch: usize) -> Result<(), FitError> {
+fn check_weights(model: ModelRef<'_>, epoch: usize) -> Result<(), FitError> {
     let count = non_finite_weights(model).map_err(|source| FitError::Metric {
         split: Split::Train,
         metric: "weights".to_owned(),

@@ -8,6 +8,7 @@ use super::epoch::TrainState;
 use crate::checkpoint::{
     CheckpointDir, Policy, Records, SavedState, Slot, Within, Writer, retained,
 };
+use crate::erased::AnyModule;
 use crate::history::History;
 use crate::metric::SplitMetric;
 use crate::{FitError, FitOptions};
@@ -151,13 +152,13 @@ impl Saving {
                 callbacks: self.callbacks.clone(),
             },
             Records {
-                model: state.model.clone().into_record(),
+                model: AnyModule::new(state.model.clone()).record(),
                 optimizer: state.optimizer.to_record(),
                 scheduler: state.lr_scheduler.to_record(),
                 ema: state
                     .ema
                     .as_ref()
-                    .map(|ema| ema.average().clone().into_record()),
+                    .map(|ema| AnyModule::new(ema.average().clone()).record()),
             },
         )?;
         Ok(())

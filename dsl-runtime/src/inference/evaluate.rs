@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
 use crate::data::{EpochBatches, Loader};
+use crate::erased::AnyModule;
 use crate::history::Split;
 use crate::interrupt;
 use crate::metric::SplitMetric;
@@ -84,17 +85,22 @@ fn saved_hyperparameters(
 
 /// `model` with the parameters of epoch `epoch` of the run in `run_dir`: their moving average
 /// for a run with `ema`, as the run validated them.
-pub fn load_checkpoint<M: Module>(run_dir: &Path, epoch: usize, model: M) -> Result<M, FitError> {
+pub fn load_checkpoint<M: Module + 'static>(
+    run_dir: &Path,
+    epoch: usize,
+    model: M,
+) -> Result<M, FitError> {
     let checkpoints = CheckpointDir::new(run_dir);
     let loaded = checkpoints.load(epoch)?;
     // The moving average where the run kept one: it is what the run validated.
     let record = loaded.ema.unwrap_or(loaded.model);
-    model.try_load_record(record).map_err(|e| {
+    let loaded = AnyModule::new(model).load(record).map_err(|e| {
         FitError::Checkpoint(CheckpointError::Mismatch {
             file: checkpoints.model_file(Slot::Epoch(epoch)),
             reason: e.to_string(),
         })
-    })
+    })?;
+    Ok(loaded.into_inner())
 }
 
 /// The checkpointed epoch of `run_dir` where `split.metric` was best; the newest checkpoint

@@ -5,11 +5,18 @@
 use burn::module::{Lora, Module, ParamGroup};
 
 use crate::FitError;
+use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
-use crate::weights::parameter_paths;
 
 /// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
-pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M, FitError> {
+pub fn apply_lora<M: Module + 'static>(
+    model: M,
+    spec: &crate::spec::LoraSpec,
+) -> Result<M, FitError> {
+    lora(AnyModule::new(model), spec).map(AnyModule::into_inner)
+}
+
+fn lora(model: AnyModule, spec: &crate::spec::LoraSpec) -> Result<AnyModule, FitError> {
     if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
         return Err(FitError::Setting(SettingError {
             option: "lora",
@@ -19,14 +26,22 @@ pub fn apply_lora<M: Module>(model: M, spec: &crate::spec::LoraSpec) -> Result<M
             ),
         }));
     }
-    let group = group(&model, "lora", &spec.on)?;
+    let group = group_of(ModelRef::of(&model), "lora", &spec.on)?;
     Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
 }
 
 /// Burn's parameter groups of `groups`, whose paths are of `model`'s field `prefix`
 /// (`model.` in `training!`, whose model wraps the user's).
-pub fn lr_groups<M: Module>(
+pub fn lr_groups<M: Module + 'static>(
     model: &M,
+    prefix: &str,
+    groups: &[crate::spec::GroupLr],
+) -> Result<Vec<(ParamGroup, f64)>, FitError> {
+    lr_groups_of(ModelRef::new(model), prefix, groups)
+}
+
+fn lr_groups_of(
+    model: ModelRef<'_>,
     prefix: &str,
     groups: &[crate::spec::GroupLr],
 ) -> Result<Vec<(ParamGroup, f64)>, FitError> {
@@ -34,7 +49,7 @@ pub fn lr_groups<M: Module>(
         .iter()
         .map(|g| {
             Ok((
-                group(model, "groups", &[format!("{prefix}{}", g.path)])?,
+                group_of(model, "groups", &[format!("{prefix}{}", g.path)])?,
                 g.lr,
             ))
         })
@@ -44,12 +59,20 @@ pub fn lr_groups<M: Module>(
 /// The parameters under the module paths `paths` (a parameter, or every parameter of a
 /// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
 /// an error of `option` listing the model's parameters.
-pub fn group<M: Module>(
+pub fn group<M: Module + 'static>(
     model: &M,
     option: &'static str,
     paths: &[String],
 ) -> Result<ParamGroup, FitError> {
-    let all = parameter_paths(model);
+    group_of(ModelRef::new(model), option, paths)
+}
+
+pub(crate) fn group_of(
+    model: ModelRef<'_>,
+    option: &'static str,
+    paths: &[String],
+) -> Result<ParamGroup, FitError> {
+    let all = crate::weights::paths(model);
     let mut chosen = Vec::new();
     for path in paths {
         let under = format!("{path}.");

@@ -13,6 +13,7 @@ use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 
 use crate::FitError;
+use crate::erased::{AnyModule, ModelRef};
 use crate::output::atomic::replace_file;
 
 /// Saves `model`'s parameters as a safetensors file under their module paths
@@ -20,14 +21,17 @@ use crate::output::atomic::replace_file;
 /// `safetensors`, PyTorch, Burn's `SafetensorsStore`) loads it. Encoded in memory, then written
 /// with the run directory's atomic `replace_file`: a crash leaves the old file or the new one.
 /// Taken from Burn's record (see [`load_weights`]) and written by [`safetensors_bytes`].
-pub fn export_safetensors<M: Module>(model: &M, path: &Path) -> Result<(), FitError> {
+pub fn export_safetensors<M: Module + 'static>(model: &M, path: &Path) -> Result<(), FitError> {
+    export(AnyModule::new(model.clone()), path)
+}
+
+fn export(model: AnyModule, path: &Path) -> Result<(), FitError> {
     let failed = |message: String| FitError::Weights {
         path: path.to_owned(),
         message,
     };
     let record = model
-        .clone()
-        .into_record()
+        .record()
         .into_bytes()
         .map_err(|e| failed(e.to_string()))?;
     let bytes = safetensors_bytes(record).map_err(failed)?;
@@ -88,11 +92,13 @@ fn safetensors_dtype(dtype: DType) -> Option<Dtype> {
 /// The first parameter of another shape, or missing from the file, is the error; each keeps its
 /// parameter id (learning-rate groups are keyed by it) and the model's dtype.
 ///
-/// Through Burn's `ModuleRecord`, the path checkpoints already take: the generic part is the
-/// `load_record` every experiment compiles anyway, and the file is read and matched by
-/// [`record_from_file`], compiled once in this crate. (burn-store's `load_from` would add its
-/// own mapper, instantiated in every experiment for every tensor rank and kind.)
-pub fn load_weights<M: Module>(model: M, path: &Path) -> Result<M, FitError> {
+/// Through Burn's `ModuleRecord`, the path checkpoints take, on the erased model: compiled
+/// once in this crate (`crate::erased`).
+pub fn load_weights<M: Module + 'static>(model: M, path: &Path) -> Result<M, FitError> {
+    load(AnyModule::new(model), path).map(AnyModule::into_inner)
+}
+
+fn load(model: AnyModule, path: &Path) -> Result<AnyModule, FitError> {
     let failed = |message: String| FitError::Weights {
         path: path.to_owned(),
         message,
@@ -104,16 +110,14 @@ pub fn load_weights<M: Module>(model: M, path: &Path) -> Result<M, FitError> {
     }
     // In the model's order (the record's is by name): the first error named is the first
     // parameter the model has.
-    let order = parameter_paths(&model);
+    let order = paths(ModelRef::of(&model));
     let own = model
         .clone()
-        .into_record()
+        .record()
         .into_bytes()
         .map_err(|e| failed(e.to_string()))?;
     let record = record_from_file(path, own, &order).map_err(failed)?;
-    model
-        .try_load_record(record)
-        .map_err(|e| failed(e.to_string()))
+    model.load(record).map_err(|e| failed(e.to_string()))
 }
 
 /// The tensors of the weights file `path`, matched by module path to the model's own (`own`,
@@ -183,14 +187,18 @@ fn record_from_file(path: &Path, own: Bytes, order: &[String]) -> Result<ModuleR
 
 /// The module path of every parameter of `model` (`model.fc1.weight`, ...), in the model's
 /// order.
-pub fn parameter_paths<M: Module>(model: &M) -> Vec<String> {
+pub fn parameter_paths<M: Module + 'static>(model: &M) -> Vec<String> {
+    paths(ModelRef::new(model))
+}
+
+pub(crate) fn paths(model: ModelRef<'_>) -> Vec<String> {
     let mut paths = Paths::default();
     model.visit(&mut paths);
     paths.found
 }
 
 /// The paths of the parameters a visit meets; written here because burn-store's collector,
-/// which gives them too, snapshots every tensor and is compiled per experiment.
+/// which gives them too, snapshots every tensor.
 #[derive(Default)]
 struct Paths {
     at: Vec<String>,

@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use super::wire::Share;
 use super::{Collective, ItemCodec, ParallelError};
+use crate::erased::ModelRef;
 
 /// What the ranks agreed on for one group of batches.
 pub(crate) struct Exchanged<O> {
@@ -64,9 +65,9 @@ impl<O> Parallel<O> {
 
     /// Sends this rank's batch results (`None` when the group has no batch for it) and receives
     /// everyone's, for a group of `batches` batches.
-    pub fn exchange<M: Module>(
+    pub fn exchange(
         &mut self,
-        model: &M,
+        model: ModelRef<'_>,
         mine: Option<(GradientsParams, &O)>,
         batches: usize,
         interrupted: bool,
@@ -148,11 +149,7 @@ impl<O> Parallel<O> {
     }
 
     /// Compares the ranks' weights after `epoch`.
-    pub fn same_weights<M: Module>(
-        &mut self,
-        model: &M,
-        epoch: usize,
-    ) -> Result<(), ParallelError> {
+    pub fn same_weights(&mut self, model: ModelRef<'_>, epoch: usize) -> Result<(), ParallelError> {
         let mut sum = Checksum(0);
         model.visit(&mut sum);
         let gathered = self.group.all_gather(&sum.0.to_le_bytes(), Vec::new());
