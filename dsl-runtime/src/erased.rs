@@ -384,3 +384,125 @@ impl<M: ModuleMapper> DynMapper for FromDynMapper<'_, M> {
         self.0.exit_module(name, container_type);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use burn::module::{Lora, Module, ModuleMapper, ModuleVisitor, Param, ParamGroup, ParamId};
+    use burn::nn::{Linear, LinearConfig};
+    use burn::tensor::{Device, Int, Tensor};
+
+    use super::{AnyModule, ModelRef};
+
+    #[derive(Module, Debug)]
+    struct Net {
+        first: Linear,
+        second: Linear,
+        steps: Param<Tensor<1, Int>>,
+    }
+
+    /// A net whose `first` layer carries LoRA adapters: parameters nested in a
+    /// reparameterization, which Burn walks through its own erased glue.
+    fn net() -> Net {
+        let device = Device::flex().autodiff();
+        let net = Net {
+            first: LinearConfig::new(3, 4).init(&device),
+            second: LinearConfig::new(4, 2).init(&device),
+            steps: Param::initialized(ParamId::new(), Tensor::from_ints([1, 2, 3], &device)),
+        };
+        net.apply_lora(Lora::new(2, 1.0).set_param_group(ParamGroup::from_path("first.weight")))
+    }
+
+    /// Every call a walk makes, with the module path, the parameter's id and rank.
+    #[derive(Default)]
+    struct Trace(Vec<String>);
+
+    impl ModuleVisitor for Trace {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0.push(format!("float {D} {}", param.id));
+        }
+
+        fn visit_int<const D: usize>(&mut self, param: &Param<Tensor<D, Int>>) {
+            self.0.push(format!("int {D} {}", param.id));
+        }
+
+        fn enter_module(&mut self, name: &str, container_type: &str) {
+            self.0.push(format!("enter {name} {container_type}"));
+        }
+
+        fn exit_module(&mut self, name: &str, container_type: &str) {
+            self.0.push(format!("exit {name} {container_type}"));
+        }
+    }
+
+    fn trace(visit: impl FnOnce(&mut Trace)) -> Vec<String> {
+        let mut trace = Trace::default();
+        visit(&mut trace);
+        trace.0
+    }
+
+    #[test]
+    fn a_walk_through_the_vtable_meets_what_the_model_s_own_walk_meets() {
+        let net = net();
+        let direct = trace(|t| net.visit(t));
+        assert!(
+            direct.iter().any(|c| c.contains("Reparameterization")) && direct.len() > 12,
+            "the model has nested parameters to meet: {direct:?}"
+        );
+        assert_eq!(trace(|t| ModelRef::new(&net).visit(t)), direct);
+        assert_eq!(trace(|t| AnyModule::new(net.clone()).visit(t)), direct);
+    }
+
+    /// Doubles every float parameter and records the calls it receives.
+    struct Double(Trace);
+
+    impl ModuleMapper for Double {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+            self.0.visit_float(&param);
+            param.map(|tensor| tensor.mul_scalar(2.0))
+        }
+
+        fn map_int<const D: usize>(
+            &mut self,
+            param: Param<Tensor<D, Int>>,
+        ) -> Param<Tensor<D, Int>> {
+            self.0.visit_int(&param);
+            param
+        }
+
+        fn enter_module(&mut self, name: &str, container_type: &str) {
+            self.0.enter_module(name, container_type);
+        }
+
+        fn exit_module(&mut self, name: &str, container_type: &str) {
+            self.0.exit_module(name, container_type);
+        }
+    }
+
+    #[test]
+    fn a_map_through_the_vtable_gives_the_model_s_own_map_bit_for_bit() {
+        let net = net();
+        let mut direct = Double(Trace::default());
+        let mapped = net.clone().map(&mut direct);
+        let mut erased = Double(Trace::default());
+        let through: Net = AnyModule::new(net.clone()).map(&mut erased).into_inner();
+        assert_eq!(erased.0.0, direct.0.0);
+        let bytes = |net: Net| net.into_record().into_bytes().unwrap().to_vec();
+        let (mapped, through, before) = (bytes(mapped), bytes(through), bytes(net));
+        assert_eq!(through, mapped);
+        assert_ne!(through, before, "the map changed the weights");
+    }
+
+    #[test]
+    fn records_through_the_vtable_are_the_model_s_own() {
+        let trained = net();
+        let own = trained.clone().into_record().into_bytes().unwrap().to_vec();
+        let erased = AnyModule::new(trained.clone()).record();
+        assert_eq!(erased.into_bytes().unwrap().to_vec(), own);
+        // Loaded back into a differently initialised net, through the vtable.
+        let loaded: Net = AnyModule::new(net())
+            .load(AnyModule::new(trained).record())
+            .unwrap()
+            .into_inner();
+        assert_eq!(loaded.into_record().into_bytes().unwrap().to_vec(), own);
+    }
+}
