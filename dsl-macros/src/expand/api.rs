@@ -396,7 +396,7 @@ fn with_options(
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
-            #Rt::Fit::new(#wrapped, #optimizer, #lr_schedule)
+            #Rt::Fit::generated(#wrapped, #optimizer, #lr_schedule)
                 .options(#options)
                 .hyperparameters(&#config)
                 .provenance(#provenance)

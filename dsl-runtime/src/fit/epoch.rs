@@ -92,6 +92,8 @@ pub(super) enum EpochOutcome {
 /// The model and what moves it: the optimizer and the learning-rate schedule.
 pub(super) struct TrainState<M: TrainStep> {
     pub model: M,
+    /// How an optimizer step updates `model`.
+    optimize: super::Optimize<M>,
     pub optimizer: ModuleOptimizer,
     pub lr_scheduler: ModuleLrScheduler,
     /// The rate of the last optimizer step; Burn's Learner also starts it at 0.
@@ -149,7 +151,7 @@ impl<M: LearnerModel> ParallelCode<M> {
 
 impl<M: LearnerModel> TrainState<M> {
     pub fn new(
-        model: M,
+        (model, optimize): (M, super::Optimize<M>),
         optimizer: ModuleOptimizer,
         lr_scheduler: ModuleLrScheduler,
         grad_accumulation: Option<usize>,
@@ -158,6 +160,7 @@ impl<M: LearnerModel> TrainState<M> {
     ) -> Self {
         Self {
             model,
+            optimize,
             optimizer,
             lr_scheduler,
             lr: 0.0.into(),
@@ -300,9 +303,12 @@ impl<M: LearnerModel> TrainState<M> {
         if self.lr_scale != 1.0 {
             self.lr = (self.lr.base() * self.lr_scale).into();
         }
-        self.model = AnyModule::new(self.model.clone())
-            .optimizer_step(&mut self.optimizer, self.lr.clone(), grads)
-            .into_inner();
+        self.model = (self.optimize)(
+            self.model.clone(),
+            &mut self.optimizer,
+            self.lr.clone(),
+            grads,
+        );
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }

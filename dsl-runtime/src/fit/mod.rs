@@ -22,8 +22,8 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::grad_clipping::GradientClippingConfig;
-use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
-use burn::optim::ModuleOptimizer;
+use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::Device;
 use burn::train::{InferenceStep, LearnerModel, TrainStep};
 use serde::Serialize;
@@ -75,7 +75,11 @@ pub struct Fit<M: LearnerModel> {
     hyperparameters: serde_json::Value,
     provenance: Option<Provenance>,
     parallel: Option<(ItemCodec<TrainOutputOf<M>>, ParallelCode<M>)>,
+    optimize: Optimize<M>,
 }
+
+/// How an optimizer step updates the model: `TrainStep::optimize`, the model's own.
+pub(crate) type Optimize<M> = fn(M, &mut ModuleOptimizer, ModuleLearningRate, GradientsParams) -> M;
 
 /// What a finished run hands back.
 pub struct FitReport<M> {
@@ -160,15 +164,40 @@ struct MetricKeys {
 impl<M: LearnerModel> Fit<M> {
     /// A run of `model` with `optimizer` (e.g. `AdamConfig::new().init()`) and a learning-rate
     /// schedule: a number for a constant rate, or any of Burn's `LrScheduler`s.
+    /// An override of `TrainStep::optimize` in the model is what each optimizer step calls.
     pub fn new(
         model: M,
         optimizer: impl Into<ModuleOptimizer>,
         lr_schedule: impl Into<ModuleLrScheduler>,
     ) -> Self {
+        let optimize: Optimize<M> =
+            |model, optimizer, lr, grads| model.optimize(optimizer, lr, grads);
+        Self::with_optimize(model, optimizer.into(), lr_schedule.into(), optimize)
+    }
+
+    /// [`Fit::new`] for a model whose `TrainStep::optimize` is Burn's default, as
+    /// `training!` generates it: the step is `ModuleOptimizer::step` on the erased model
+    /// ([`crate::erased`]), compiled once in this crate rather than in the experiment's.
+    #[doc(hidden)]
+    pub fn generated(model: M, optimizer: ModuleOptimizer, lr_schedule: ModuleLrScheduler) -> Self {
+        let optimize: Optimize<M> = |model, optimizer, lr, grads| {
+            AnyModule::new(model)
+                .optimizer_step(optimizer, lr, grads)
+                .into_inner()
+        };
+        Self::with_optimize(model, optimizer, lr_schedule, optimize)
+    }
+
+    fn with_optimize(
+        model: M,
+        optimizer: ModuleOptimizer,
+        lr_scheduler: ModuleLrScheduler,
+        optimize: Optimize<M>,
+    ) -> Self {
         Self {
             model,
-            optimizer: optimizer.into(),
-            lr_scheduler: lr_schedule.into(),
+            optimizer,
+            lr_scheduler,
             options: FitOptions::default(),
             train_metrics: Vec::new(),
             valid_metrics: Vec::new(),
@@ -176,6 +205,7 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters: serde_json::Value::Null,
             provenance: None,
             parallel: None,
+            optimize,
         }
     }
 
@@ -258,6 +288,7 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters,
             provenance,
             parallel,
+            optimize,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
@@ -384,7 +415,7 @@ impl<M: LearnerModel> Fit<M> {
             (None, _) => None,
         };
         let mut state = TrainState::new(
-            model,
+            (model, optimize),
             optimizer,
             start.lr_scheduler,
             options.grad_accumulation,

@@ -1,4 +1,4 @@
-//! Gradient clipping and early stopping.
+//! Gradient clipping, early stopping, and a model's own optimizer step.
 
 use crate::common::*;
 use burn::optim::SgdConfig;
@@ -187,4 +187,71 @@ fn gradient_checkpointing_changes_no_bit() {
         &plain.history.train_losses(),
     );
     assert_eq!(checkpointed.model.mlp.weights(), plain.model.mlp.weights());
+}
+
+/// The seed classifier with its own `TrainStep::optimize`, which counts the optimizer steps as
+/// an override doing work around the step (clamping weights, ...) would run.
+#[derive(burn::module::Module, Debug)]
+struct Counted {
+    mlp: Mlp,
+}
+
+static OPTIMIZE_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl burn::train::TrainStep for Counted {
+    type Input = Batch;
+    type Output = burn::train::ClassificationOutput;
+
+    fn step(&self, batch: Batch) -> burn::train::TrainOutput<Self::Output> {
+        let out = self.mlp.forward_classification(batch);
+        burn::train::TrainOutput::new(self, out.loss.backward(), out)
+    }
+
+    fn optimize(
+        self,
+        optimizer: &mut burn::optim::ModuleOptimizer,
+        lr: burn::lr_scheduler::module_lr_scheduler::ModuleLearningRate,
+        grads: burn::optim::GradientsParams,
+    ) -> Self {
+        OPTIMIZE_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        optimizer.step(lr, self, grads)
+    }
+}
+
+impl burn::train::InferenceStep for Counted {
+    type Input = Batch;
+    type Output = burn::train::ClassificationOutput;
+
+    fn step(&self, batch: Batch) -> Self::Output {
+        self.mlp.forward_classification(batch)
+    }
+}
+
+#[test]
+fn a_model_s_own_optimize_makes_each_optimizer_step() {
+    let report = Fit::new(
+        Counted {
+            mlp: classifier().mlp,
+        },
+        SgdConfig::new().init(),
+        0.1,
+    )
+    .with_options(|o| {
+        o.epochs = 2;
+        o.batch_size = 16;
+        o.write_files = false;
+        o.quiet = true;
+    })
+    .train_metric(metric::loss())
+    .run(
+        &device(),
+        Data::new(samples(0..96), samples(96..120), SampleBatcher),
+    )
+    .unwrap();
+    assert_eq!(report.last_epoch, 2);
+    assert_eq!(
+        OPTIMIZE_CALLS.load(std::sync::atomic::Ordering::SeqCst),
+        12,
+        "two epochs of six batches"
+    );
 }
