@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# One experiment built against the runtime of two commits, measured from outside: the medium
-# task (MLP 784→256→10, 2 epochs of 8,192 items, checkpoints as the benchmark's) written as a
-# user would, in a crate of its own outside this workspace, depending on `dsl-runtime` of
-# commit REV and of the working tree. Prints the whole-process wall time of each (medians of
-# RUNS alternating runs) with their ratio, and the instructions of one run of each under
-# `valgrind --tool=callgrind`. Both builds use this workspace's Burn (same version, same
+# One experiment built against the runtime of two commits, measured from outside: the
+# benchmark's medium task (MLP 784→256→10, 2 epochs of 8,192 items, checkpoints) written as a
+# user would, with `cli()`, in a crate of its own outside this workspace, depending on
+# `dsl-runtime` of commit REV and of the working tree. Prints the whole-process wall time of
+# each (medians of RUNS alternating runs) with their ratio, and the instructions of one run of
+# each under `valgrind --tool=callgrind`. Both builds use this workspace's Burn (same version, same
 # features), so the difference is the runtime's. They build in target/against: a checkout of
 # another commit built in this workspace's target directory would overwrite its crates'
 # artifacts (cargo names them by their path inside the workspace, the same in both).
@@ -35,96 +35,22 @@ $burn
 [workspace]
 EOF
   cp Cargo.lock "$1/"
-  cat >"$1/src/main.rs" <<'EOF'
-use std::sync::Arc;
+  cat >"$1/src/main.rs" <<EOF
+//! The benchmark's medium task (its data, model and batcher are \`examples/bench/tasks.rs\`).
 
-use burn::data::dataloader::batcher::Batcher;
-use burn::data::dataset::InMemDataset;
-use burn::module::Module;
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::{Linear, LinearConfig, Relu};
-use burn::tensor::{Device, Int, Tensor, TensorData};
+#[allow(dead_code)]
+#[path = "$root/examples/bench/tasks.rs"]
+mod tasks;
+
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
-
-#[derive(Clone, Debug)]
-pub struct Digit {
-    x: Vec<f32>,
-    class: i64,
-}
-
-fn noise(a: u64, b: u64) -> f32 {
-    let mut z = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_add(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-}
-
-fn digits(range: std::ops::Range<usize>) -> Arc<InMemDataset<Digit>> {
-    let items = range
-        .map(|k| Digit {
-            x: (0..784)
-                .map(|j| 0.5 * noise((k % 10) as u64, j as u64) + noise(k as u64, 1_000_000 + j as u64))
-                .collect(),
-            class: (k % 10) as i64,
-        })
-        .collect();
-    Arc::new(InMemDataset::new(items))
-}
-
-#[derive(Clone, Debug)]
-pub struct DigitBatch {
-    x: Tensor<2>,
-    classes: Tensor<1, Int>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct DigitBatcher;
-
-impl Batcher<Digit, DigitBatch> for DigitBatcher {
-    fn batch(&self, items: Vec<Digit>, device: &Device) -> DigitBatch {
-        let n = items.len();
-        let xs: Vec<f32> = items.iter().flat_map(|d| d.x.iter().copied()).collect();
-        let classes: Vec<i64> = items.iter().map(|d| d.class).collect();
-        DigitBatch {
-            x: Tensor::from_data(TensorData::new(xs, [n, 784]), device),
-            classes: Tensor::from_data(TensorData::new(classes, [n]), device),
-        }
-    }
-}
-
-#[derive(Module, Debug)]
-pub struct Medium {
-    fc1: Linear,
-    act: Relu,
-    fc2: Linear,
-}
-
-impl Medium {
-    fn new(device: &Device) -> Self {
-        device.seed(42);
-        Self {
-            fc1: LinearConfig::new(784, 256).init(device),
-            act: Relu::new(),
-            fc2: LinearConfig::new(256, 10).init(device),
-        }
-    }
-
-    fn forward_classification(&self, batch: DigitBatch) -> ClassificationOutput {
-        let logits = self.fc2.forward(self.act.forward(self.fc1.forward(batch.x)));
-        let loss = CrossEntropyLossConfig::new()
-            .init(&logits.device())
-            .forward(logits.clone(), batch.classes.clone());
-        ClassificationOutput::new(loss, logits, batch.classes)
-    }
-}
+use tasks::{DigitBatch, DigitBatcher, Medium, medium_data};
 
 training! {
     name: HeldOut,
     model: Medium = Medium::new(device),
     step: |model, batch: DigitBatch| -> ClassificationOutput { model.forward_classification(batch) },
-    loader: { train: digits(0..8192), valid: digits(8192..10240), batcher: DigitBatcher, batch_size: 64 },
+    loader: { train: medium_data().0, valid: medium_data().1, batcher: DigitBatcher::default(), batch_size: 64 },
     optimizer: adam(lr = 1e-3),
     epochs: 2,
     metrics: [train.loss, valid.loss, valid.accuracy],
