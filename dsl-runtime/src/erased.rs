@@ -67,7 +67,9 @@ impl AnyModule {
     }
 }
 
-/// A borrowed model, for visits that need no copy of it.
+/// A borrowed model, for visits that need no copy of it. Like [`AnyModule`]'s methods,
+/// [`ModelRef::visit`] is called from this crate's non-generic functions, which its visitor
+/// types are compiled with.
 #[derive(Clone, Copy)]
 pub struct ModelRef<'a>(&'a dyn DynModule);
 
