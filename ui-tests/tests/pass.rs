@@ -1,6 +1,13 @@
 //! The `pass/` cases: experiments that must compile and run. They are modules of this one test
 //! binary rather than trybuild cases, so they build with the workspace (trybuild would build
 //! Burn once more, with codegen, only for them).
+//!
+//! They run one at a time: the device's random generator is one per process, and a case that
+//! seeds it (`seed: 42`) or draws from it (LoRA adapters) while another builds its model would
+//! change that model's weights, which `fine_tune` compares bit for bit.
+
+/// Held by each case while it runs.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 macro_rules! pass {
     ($($path:literal => $case:ident),* $(,)?) => {$(
@@ -10,6 +17,7 @@ macro_rules! pass {
 
         #[test]
         fn $case() {
+            let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
             $case::main();
         }
     )*};
