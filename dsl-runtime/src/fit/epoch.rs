@@ -151,7 +151,8 @@ impl<M: LearnerModel> ParallelCode<M> {
 
 impl<M: LearnerModel> TrainState<M> {
     pub fn new(
-        (model, optimize): (M, super::Optimize<M>),
+        model: M,
+        optimize: super::Optimize<M>,
         optimizer: ModuleOptimizer,
         lr_scheduler: ModuleLrScheduler,
         grad_accumulation: Option<usize>,

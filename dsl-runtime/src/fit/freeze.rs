@@ -20,7 +20,7 @@ impl Freeze {
             return Ok(None);
         }
         Ok(Some(Self {
-            group: crate::tuning::group_of(model, "freeze", &options.freeze)?,
+            group: crate::tuning::group(model, "freeze", &options.freeze)?,
             until: options.unfreeze,
         }))
     }

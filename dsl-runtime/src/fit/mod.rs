@@ -415,7 +415,8 @@ impl<M: LearnerModel> Fit<M> {
             (None, _) => None,
         };
         let mut state = TrainState::new(
-            (model, optimize),
+            model,
+            optimize,
             optimizer,
             start.lr_scheduler,
             options.grad_accumulation,

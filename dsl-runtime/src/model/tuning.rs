@@ -26,7 +26,7 @@ fn lora(model: AnyModule, spec: &crate::spec::LoraSpec) -> Result<AnyModule, Fit
             ),
         }));
     }
-    let group = group_of(ModelRef::of(&model), "lora", &spec.on)?;
+    let group = group(ModelRef::of(&model), "lora", &spec.on)?;
     Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
 }
 
@@ -49,7 +49,7 @@ fn lr_groups_of(
         .iter()
         .map(|g| {
             Ok((
-                group_of(model, "groups", &[format!("{prefix}{}", g.path)])?,
+                group(model, "groups", &[format!("{prefix}{}", g.path)])?,
                 g.lr,
             ))
         })
@@ -59,20 +59,12 @@ fn lr_groups_of(
 /// The parameters under the module paths `paths` (a parameter, or every parameter of a
 /// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
 /// an error of `option` listing the model's parameters.
-pub fn group<M: Module + 'static>(
-    model: &M,
-    option: &'static str,
-    paths: &[String],
-) -> Result<ParamGroup, FitError> {
-    group_of(ModelRef::new(model), option, paths)
-}
-
-pub(crate) fn group_of(
+pub(crate) fn group(
     model: ModelRef<'_>,
     option: &'static str,
     paths: &[String],
 ) -> Result<ParamGroup, FitError> {
-    let all = crate::weights::paths(model);
+    let all = crate::weights::parameter_paths(model);
     let mut chosen = Vec::new();
     for path in paths {
         let under = format!("{path}.");

@@ -110,7 +110,7 @@ fn load(model: AnyModule, path: &Path) -> Result<AnyModule, FitError> {
     }
     // In the model's order (the record's is by name): the first error named is the first
     // parameter the model has.
-    let order = paths(ModelRef::of(&model));
+    let order = parameter_paths(ModelRef::of(&model));
     let own = model
         .clone()
         .record()
@@ -187,11 +187,7 @@ fn record_from_file(path: &Path, own: Bytes, order: &[String]) -> Result<ModuleR
 
 /// The module path of every parameter of `model` (`model.fc1.weight`, ...), in the model's
 /// order.
-pub fn parameter_paths<M: Module + 'static>(model: &M) -> Vec<String> {
-    paths(ModelRef::new(model))
-}
-
-pub(crate) fn paths(model: ModelRef<'_>) -> Vec<String> {
+pub(crate) fn parameter_paths(model: ModelRef<'_>) -> Vec<String> {
     let mut paths = Paths::default();
     model.visit(&mut paths);
     paths.found
