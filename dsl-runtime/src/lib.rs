@@ -93,7 +93,7 @@ use config::options;
 pub use config::{device, spec};
 pub use fit::{callback, engine};
 pub use inference::{evaluate, predict};
-pub use model::{contract, tuning, weights};
+pub use model::{contract, placement, tuning, weights};
 
 pub use callback::{Callback, Control};
 /// The trait a step output implements (also the name of its derive): errors name it here.
@@ -137,6 +137,7 @@ pub mod __private {
     pub use crate::history::Split;
     pub use crate::metric;
     pub use crate::parallel::{ItemCodec, Portable, PortablePart};
+    pub use crate::placement;
     pub use crate::predict::{predict, write_predictions};
     pub use crate::provenance::{
         ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, Probe, Provenance,

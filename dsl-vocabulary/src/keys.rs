@@ -24,7 +24,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "model",
         required: "yes",
-        form: "`Type = expression`; `device` in the expression is the run's device (autodiff), `config` the run's config",
+        form: "`Type = expression`; `device` in the expression is the CPU device (`flex`, autodiff): the model is drawn there and then moved to the run's device, so a seed gives the same initial weights on every backend; `config` is the run's config",
         default: "",
     },
     Key {
@@ -132,7 +132,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "seed",
         required: "no",
-        form: "seeds the device RNG before the model is built",
+        form: "seeds the CPU's RNG, which draws the model's initial weights, and the run device's (dropout and other draws in the step)",
         default: "none",
     },
     Key {

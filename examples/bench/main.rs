@@ -3,6 +3,7 @@
 //!
 //! `cargo run --release -p bench --bin bench -- [--iterations N] [--tasks small,small-long,medium,large,loader-bound]`
 //! `cargo run --release -p bench --bin bench -- --fingerprint`: the dataset fingerprint alone.
+//! `--device NAME` runs every variant on another backend (`gpu.sh`: `cuda`, `wgpu`).
 //!
 //! Every measurement is a child process of its own (one task, one variant), and variants
 //! alternate within each iteration, so slow drifts of the machine hit all of them alike. The
@@ -117,7 +118,7 @@ fn variants(task: &str) -> &'static [&'static str] {
 }
 
 /// ExperimentRuns one task with one variant in this process; returns the losses and step count.
-fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
+fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Trained, String> {
     let epochs = if task == "small-long" { 300 } else { 3 };
     let quiet = |o: &mut FitOptions| o.quiet = true;
     let ours = |report: Result<FitReport<_>, FitError>| -> Result<Trained, String> {
@@ -153,11 +154,12 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
         batch_size: 16,
         ..medium_shape
     };
-    let device = Device::flex();
+    let device = device.clone();
     match (task, variant) {
         ("small" | "small-long", "hand") => Ok(variants::hand(
             &seed_shape,
-            Mlp::new(3, &device.clone().autodiff()),
+            &device,
+            on(&device, |d| Mlp::new(3, d)),
             Mlp::forward_classification,
             samples(0..96),
             samples(96..120),
@@ -176,7 +178,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
         }
         ("small" | "small-long", "learner") => Ok(variants::learner(
             &seed_shape,
-            Mlp::new(3, &device.clone().autodiff()),
+            &device,
+            on(&device, |d| Mlp::new(3, d)),
             samples(0..96),
             samples(96..120),
             SampleBatcher,
@@ -189,7 +192,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
             let (train, valid) = medium_data();
             Ok(variants::hand(
                 &medium_shape,
-                Medium::new(&device.clone().autodiff()),
+                &device,
+                on(&device, Medium::new),
                 Medium::forward_classification,
                 train,
                 valid,
@@ -210,7 +214,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
             let (train, valid) = medium_data();
             Ok(variants::learner(
                 &medium_shape,
-                Medium::new(&device.clone().autodiff()),
+                &device,
+                on(&device, Medium::new),
                 train,
                 valid,
                 DigitBatcher::default(),
@@ -221,7 +226,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
             let (train, valid) = large_data();
             Ok(variants::hand(
                 &large_shape,
-                Wide::new(&device.clone().autodiff()),
+                &device,
+                on(&device, Wide::new),
                 Wide::forward_classification,
                 train,
                 valid,
@@ -248,7 +254,8 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
             let (train, valid) = large_data();
             Ok(variants::learner(
                 &large_shape,
-                Wide::new(&device.clone().autodiff()),
+                &device,
+                on(&device, Wide::new),
                 train,
                 valid,
                 DigitBatcher::default(),
@@ -278,6 +285,14 @@ fn train(task: &str, variant: &str, dir: &Path) -> Result<Trained, String> {
     }
 }
 
+/// A baseline's model as `training!` builds a run's: drawn on the CPU, then moved to
+/// `device`, so that every variant starts from the same weights on any backend.
+fn on<M: burn::module::Module + 'static>(device: &Device, build: impl FnOnce(&Device) -> M) -> M {
+    let device = device.clone().autodiff();
+    let built = build(&dsl_runtime::placement::init_device(&device));
+    dsl_runtime::placement::to_run_device(built, &device)
+}
+
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -290,8 +305,8 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-/// Child mode: `--child TASK VARIANT DIR [--losses]`.
-fn child(task: &str, variant: &str, dir: &Path, record: bool) -> ExitCode {
+/// Child mode: `--child TASK VARIANT DIR [--losses] [--device NAME]`.
+fn child(task: &str, variant: &str, dir: &Path, record: bool, device: &Device) -> ExitCode {
     if task == "medium" || task == "loader-bound" {
         medium_data();
     }
@@ -300,7 +315,7 @@ fn child(task: &str, variant: &str, dir: &Path, record: bool) -> ExitCode {
     }
     variants::RECORD.store(record, std::sync::atomic::Ordering::Relaxed);
     let started = Instant::now();
-    let trained = train(task, variant, dir);
+    let trained = train(task, variant, dir, device);
     let seconds = started.elapsed().as_secs_f64();
     match trained {
         Ok(trained) => {
@@ -337,7 +352,7 @@ struct Sample {
     rss_kb: u64,
 }
 
-fn measure(task: &str, variant: &str, scratch: &Path) -> Result<Sample, String> {
+fn measure(task: &str, variant: &str, scratch: &Path, device: &str) -> Result<Sample, String> {
     let dir = scratch.join(format!("{task}-{variant}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -346,6 +361,7 @@ fn measure(task: &str, variant: &str, scratch: &Path) -> Result<Sample, String> 
     let out = Command::new(exe)
         .args(["--child", task, variant])
         .arg(&dir)
+        .args(["--device", device])
         .output()
         .map_err(|e| e.to_string())?;
     let process_seconds = spawned.elapsed().as_secs_f64();
@@ -374,8 +390,9 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
+fn parent(iterations: usize, tasks: &[String], device: &str) -> ExitCode {
     let scratch = PathBuf::from("target/bench-runs");
+    println!("device: {device}");
     println!(
         "{:<13} {:<13} {:>9} {:>6} {:>6} {:>9} {:>6} {:>6} {:>9} {:>7}",
         "task",
@@ -394,7 +411,7 @@ fn parent(iterations: usize, tasks: &[String]) -> ExitCode {
         let mut samples: Vec<Vec<Sample>> = names.iter().map(|_| Vec::new()).collect();
         for _ in 0..iterations {
             for (i, variant) in names.iter().enumerate() {
-                match measure(task, variant, &scratch) {
+                match measure(task, variant, &scratch, device) {
                     Ok(s) => samples[i].push(s),
                     Err(err) => {
                         eprintln!("{err}");
@@ -520,7 +537,25 @@ fn fingerprints() -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--device NAME` (`--device`'s spellings; `flex` by default), for the parent and its
+    // children alike: `gpu.sh` runs the tasks on `cuda` and `wgpu`.
+    let mut device_name = "flex".to_owned();
+    if let Some(at) = args.iter().position(|a| a == "--device") {
+        let Some(name) = args.get(at + 1).cloned() else {
+            eprintln!("usage: bench ... --device NAME");
+            return ExitCode::from(2);
+        };
+        args.drain(at..at + 2);
+        device_name = name;
+    }
+    let device = match dsl_runtime::device::parse(&device_name) {
+        Ok(device) => device,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(2);
+        }
+    };
     if args.first().map(String::as_str) == Some("--child") {
         let (Some(task), Some(variant), Some(dir)) = (args.get(1), args.get(2), args.get(3)) else {
             eprintln!("usage: bench --child TASK VARIANT DIR [--losses]");
@@ -531,6 +566,7 @@ fn main() -> ExitCode {
             variant,
             Path::new(dir),
             args.iter().any(|a| a == "--losses"),
+            &device,
         );
     }
     if args.first().map(String::as_str) == Some("--fingerprint") {
@@ -549,12 +585,12 @@ fn main() -> ExitCode {
             }
             _ => {
                 eprintln!(
-                    "usage: bench [--iterations N>0] [--tasks {}]",
+                    "usage: bench [--iterations N>0] [--tasks {}] [--device NAME]",
                     TASKS.join(",")
                 );
                 return ExitCode::from(2);
             }
         }
     }
-    parent(iterations, &tasks)
+    parent(iterations, &tasks, &device_name)
 }

@@ -11,6 +11,7 @@ use burn::data::dataset::Dataset;
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::Device;
+use burn::train::ExecutionStrategy;
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::renderer::CliMetricsRenderer;
 use burn::train::{
@@ -45,6 +46,7 @@ impl Shape {
 /// backward, step; validation loss and accuracy on `model.valid()` after each epoch.
 pub fn hand<M, I, B, O>(
     shape: &Shape,
+    device: &Device,
     mut model: M,
     forward: impl Fn(&M, B) -> ClassificationOutput,
     train: impl Dataset<I> + 'static,
@@ -57,7 +59,7 @@ where
     B: Send + Clone + std::fmt::Debug + 'static,
     O: Batcher<I, B> + Clone + 'static,
 {
-    let device = Device::flex().autodiff();
+    let device = device.clone().autodiff();
     let train = DataLoaderBuilder::new(batcher.clone())
         .batch_size(shape.batch_size)
         .set_device(device.clone())
@@ -140,6 +142,7 @@ impl<M: Classify> InferenceStep for ForLearner<M> {
 /// Burn's `SupervisedTraining` with `CliMetricsRenderer` and the default checkpointers.
 pub fn learner<M, I, O>(
     shape: &Shape,
+    device: &Device,
     model: M,
     train: impl Dataset<I> + 'static,
     valid: impl Dataset<I> + 'static,
@@ -164,6 +167,7 @@ where
         .metric_valid_numeric(AccuracyMetric::new())
         .with_default_checkpointers()
         .num_epochs(shape.epochs)
+        .with_training_strategy(ExecutionStrategy::single(device.clone().autodiff()).into())
         .renderer(Box::new(CliMetricsRenderer::new()))
         .summary();
     let result = training.launch(Learner::new(

@@ -487,16 +487,18 @@ fn with_options(
     quote! {
         #(#check)*
         if let ::core::option::Option::Some(seed) = #config.seed {
-            device.seed(seed);
+            #Rt::placement::seed_devices(device, seed);
         }
         #bind_config
-        // The model is built on the autodiff twin of the run's device, so that its parameters
-        // track gradients whichever device the caller passed.
+        // The model is trained on the autodiff twin of the run's device, so that its parameters
+        // track gradients whichever device the caller passed; it is built on the CPU and moved
+        // there, so that a seed means the same initial weights on every backend.
         let #train_device = device.clone().autodiff();
         let #model_var: #model_ty = {
-            let device = &#train_device;
+            let device = &#Rt::placement::init_device(&#train_device);
             #init
         };
+        let #model_var = #Rt::placement::to_run_device(#model_var, &#train_device);
         #bind_batcher
         let #sources = #Rt::Sources {
             train: #train,

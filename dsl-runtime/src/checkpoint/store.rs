@@ -682,10 +682,13 @@ enum Job {
     Delete(Slot),
 }
 
-/// The bytes of a checkpoint: its records, then the state file listing their digests. ExperimentRuns on
-/// the writer thread: the records own their values, so encoding them there changes nothing
-/// about what is saved and takes the work off the training thread.
-fn encode(slot: Slot, mut state: SavedState, records: Records) -> Result<Encoded, CheckpointError> {
+/// The bytes of a checkpoint's records, taken on the caller's thread: the tensors a wgpu (CubeCL)
+/// read hands back are views into a pooled staging buffer, which later reads of the same device
+/// may overwrite. Encoded on the writer thread instead, a record of epoch 2 held Adam moments of
+/// epoch 3 on wgpu, and a resume from it diverged (`tests/runtime/checkpoints.rs`, run on wgpu
+/// in `.ci/run`). Copying the bytes is cheap next to reading them off the device; hashing and
+/// writing them stay on the writer thread.
+fn record_bytes(slot: Slot, records: Records) -> Result<Vec<(String, Vec<u8>)>, CheckpointError> {
     let Records {
         model,
         optimizer,
@@ -708,6 +711,16 @@ fn encode(slot: Slot, mut state: SavedState, records: Records) -> Result<Encoded
     if let Some(ema) = ema {
         records.push(to_vec(EMA, ema.into_bytes())?);
     }
+    Ok(records)
+}
+
+/// A checkpoint's files: its records, then the state file listing their digests. Runs on the
+/// writer thread.
+fn encode(
+    slot: Slot,
+    mut state: SavedState,
+    records: Vec<(String, Vec<u8>)>,
+) -> Result<Encoded, CheckpointError> {
     state.files = records
         .iter()
         .map(|(name, bytes)| (name.clone(), Digest::of(bytes)))
@@ -735,15 +748,16 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Queues `slot`: the records (taken by the caller, so the values are those of this
-    /// instant; encoded on the writer thread), then the state file. An encoding failure is
-    /// reported by the next call, or by [`Writer::finish`].
+    /// Queues `slot`: the records (serialized now, so the values are those of this instant),
+    /// then the state file, both written on the writer thread. An encoding failure of the
+    /// state is reported by the next call, or by [`Writer::finish`].
     pub fn write(
         &self,
         slot: Slot,
         state: SavedState,
         records: Records,
     ) -> Result<(), CheckpointError> {
+        let records = record_bytes(slot, records)?;
         self.submit(Job::Write {
             slot,
             encode: Box::new(move || encode(slot, state, records)),

@@ -65,7 +65,38 @@ fn safetensors_bytes(record: Bytes) -> Result<Vec<u8>, String> {
         })
         .collect::<Result<Vec<_>, String>>()?;
     let metadata = SafetensorsStore::default_metadata().into_iter().collect();
-    safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
+    let bytes = safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())?;
+    Ok(with_sorted_metadata(bytes))
+}
+
+/// `file` with the keys of its header's `__metadata__` in sorted order. The safetensors crate
+/// takes the metadata as a `HashMap`, whose order changes from process to process, so two
+/// exports of the same weights differed in their bytes. The header is compact JSON padded to
+/// its recorded length, so the same entries in another order fit the same bytes.
+fn with_sorted_metadata(mut file: Vec<u8>) -> Vec<u8> {
+    let Some(len) = file
+        .get(..8)
+        .and_then(|n| usize::try_from(u64::from_le_bytes(n.try_into().ok()?)).ok())
+    else {
+        return file;
+    };
+    let Some(header) = file.get(8..8 + len) else {
+        return file;
+    };
+    let Ok(serde_json::Value::Object(mut entries)) = serde_json::from_slice(header) else {
+        return file;
+    };
+    if let Some(serde_json::Value::Object(metadata)) = entries.get_mut("__metadata__") {
+        metadata.sort_keys();
+    }
+    let Ok(sorted) = serde_json::to_vec(&entries) else {
+        return file;
+    };
+    if sorted.len() <= len {
+        file[8..8 + sorted.len()].copy_from_slice(&sorted);
+        file[8 + sorted.len()..8 + len].fill(b' ');
+    }
+    file
 }
 
 /// Burn's dtypes in safetensors, as burn-store maps them.
@@ -226,5 +257,34 @@ impl ModuleVisitor for Paths {
 
     fn visit_bool<const D: usize>(&mut self, _param: &Param<Tensor<D, Bool>>) {
         self.found();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metadata_is_written_in_sorted_order_whatever_the_map_s_order() {
+        let weights = [1.0f32, 2.0, 3.0];
+        let bytes: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let view = TensorView::new(Dtype::F32, vec![3], &bytes).unwrap();
+        let metadata: std::collections::HashMap<String, String> =
+            ["producer", "format", "a", "version", "zeta"]
+                .into_iter()
+                .map(|key| (key.to_owned(), format!("value of {key}")))
+                .collect();
+        let file = safetensors::serialize([("w", view)], Some(metadata)).unwrap();
+        let sorted = with_sorted_metadata(file.clone());
+        assert_eq!(sorted.len(), file.len());
+        let read = safetensors::SafeTensors::read_metadata(&sorted).unwrap().1;
+        let keys: Vec<&String> = read.metadata().as_ref().unwrap().keys().collect();
+        assert_eq!(keys.len(), 5);
+        let header = String::from_utf8_lossy(&sorted[8..sorted.len() - bytes.len()]);
+        let at = |key: &str| header.find(&format!("\"{key}\":\"value")).unwrap();
+        assert!(at("a") < at("format") && at("format") < at("producer"));
+        assert!(at("producer") < at("version") && at("version") < at("zeta"));
+        let tensors = safetensors::SafeTensors::deserialize(&sorted).unwrap();
+        assert_eq!(tensors.tensor("w").unwrap().data(), &bytes[..]);
     }
 }

@@ -34,12 +34,12 @@ fn frozen_parameters_stay_bit_identical_and_the_rest_trains_as_by_hand() {
         ..options(dir.path(), 2)
     })
     .unwrap();
-    let initial = Mlp::new(3, &device()).weights();
+    let initial = mlp(3).weights();
     let trained = report.model.mlp.weights();
     assert_eq!(trained[..FC1], initial[..FC1], "fc1 is frozen");
     assert_ne!(trained[FC1..], initial[FC1..], "fc2 trains");
 
-    let by_hand = Mlp::new(3, &device()).freeze_group(ParamGroup::from_predicate("fc1"));
+    let by_hand = mlp(3).freeze_group(ParamGroup::from_predicate("fc1"));
     let hand = hand_loop(&setup(2), by_hand, SgdConfig::new().init(), 0.1.into());
     assert_bit_identical(&report.history.train_losses(), &hand.losses);
     assert_eq!(trained, hand.weights);
@@ -55,7 +55,7 @@ fn unfreezing_at_an_epoch_trains_from_there_and_resumes_across_it() {
         ..options(dir, epochs)
     };
     let whole = run(two_phase(whole_dir.path(), 3, None)).unwrap();
-    let initial = Mlp::new(3, &device()).weights();
+    let initial = mlp(3).weights();
     let after_one =
         dsl_runtime::evaluate::load_checkpoint(&whole.run_dir, 1, classifier()).unwrap();
     assert_eq!(
@@ -128,13 +128,7 @@ fn a_run_starts_from_exported_or_checkpointed_weights_exactly() {
     }
 
     let other = dir.path().join("other.safetensors");
-    export_safetensors(
-        &Classifier {
-            mlp: Mlp::new(2, &device()),
-        },
-        &other,
-    )
-    .unwrap();
+    export_safetensors(&Classifier { mlp: mlp(2) }, &other).unwrap();
     let Err(err) = run(FitOptions {
         init_from: Some(other),
         ..options(&dir.path().join("mismatch"), 1)
@@ -181,7 +175,7 @@ fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
             Data::new(samples(0..96), samples(96..120), SampleBatcher),
         )
         .unwrap();
-    let initial = Mlp::new(3, &device()).weights();
+    let initial = mlp(3).weights();
     assert_eq!(
         report.model.mlp.weights()[..FC1],
         initial[..FC1],
@@ -199,20 +193,10 @@ fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
         )
         .init()
         .unwrap();
-    let hand = hand_loop(
-        &setup(2),
-        Mlp::new(3, &device()),
-        SgdConfig::new().init(),
-        by_hand,
-    );
+    let hand = hand_loop(&setup(2), mlp(3), SgdConfig::new().init(), by_hand);
     assert_bit_identical(&report.history.train_losses(), &hand.losses);
     assert_eq!(report.model.mlp.weights(), hand.weights);
-    let plain = hand_loop(
-        &setup(2),
-        Mlp::new(3, &device()),
-        SgdConfig::new().init(),
-        0.1.into(),
-    );
+    let plain = hand_loop(&setup(2), mlp(3), SgdConfig::new().init(), 0.1.into());
     assert_ne!(
         hand.weights[FC1..],
         plain.weights[FC1..],

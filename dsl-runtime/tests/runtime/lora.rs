@@ -45,7 +45,7 @@ fn lora_trains_adapters_only_and_resumes_bit_for_bit() {
         ..options(dir, epochs)
     };
     let whole = run(adapted(whole_dir.path(), 3, None)).unwrap();
-    let (initial, trained) = (Mlp::new(3, &device()).weights(), whole.model.mlp.weights());
+    let (initial, trained) = (mlp(3).weights(), whole.model.mlp.weights());
     // Biases get no adapter and stay frozen; the weights the forward pass uses (base plus
     // adapters) moved.
     let biases = |w: &[u32]| [w[64..80].to_vec(), w[w.len() - 3..].to_vec()].concat();

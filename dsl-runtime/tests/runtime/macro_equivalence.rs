@@ -55,17 +55,12 @@ fn setup(shuffle: Option<u64>) -> HandSetup {
 #[test]
 fn the_macro_experiment_is_bit_identical_to_the_hand_loop() {
     let dir = tempfile::tempdir().unwrap();
-    let hand = hand_loop(
-        &setup(None),
-        Mlp::new(3, &device()),
-        SgdConfig::new().init(),
-        0.1.into(),
-    );
+    let hand = hand_loop(&setup(None), mlp(3), SgdConfig::new().init(), 0.1.into());
     let config = ThreeClassConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
         ..ThreeClass::config()
     };
-    let report = ThreeClass::with_config(config, &burn::tensor::Device::flex()).unwrap();
+    let report = ThreeClass::with_config(config, &run_device()).unwrap();
     assert_bit_identical(&report.history.train_losses(), &hand.losses);
     assert_eq!(
         report
@@ -91,7 +86,7 @@ fn a_second_experiment_on_the_same_model_type_shuffles_like_the_hand_loop() {
     let dir = tempfile::tempdir().unwrap();
     let hand = hand_loop(
         &setup(Some(7)),
-        Mlp::new(3, &device()),
+        mlp(3),
         AdamConfig::new().init(),
         1e-2.into(),
     );
@@ -151,7 +146,7 @@ macro_rules! outcome {
             artifacts: $dir.to_string_lossy().into_owned(),
             ..$experiment::config()
         };
-        let report = $experiment::with_config(config, &burn::tensor::Device::flex()).unwrap();
+        let report = $experiment::with_config(config, &run_device()).unwrap();
         (report.history.train_losses(), report.model.model.weights())
     }};
 }
@@ -184,7 +179,7 @@ fn each_named_optimizer_is_burns_with_burns_defaults() {
     };
     let mut finals = Vec::new();
     for ((losses, weights), optimizer) in runs {
-        let hand = hand_loop(&setup, Mlp::new(3, &device()), optimizer, 1e-2.into());
+        let hand = hand_loop(&setup, mlp(3), optimizer, 1e-2.into());
         assert_bit_identical(&losses, &hand.losses);
         assert_eq!(weights, hand.weights);
         finals.push(hand.weights);

@@ -4,6 +4,7 @@
 mod common;
 
 mod augmentation;
+mod backends;
 mod callbacks;
 mod checkpoints;
 mod derives;

@@ -84,9 +84,7 @@ fn exported_weights_read_back_bit_for_bit() {
     let loaded = load_weights(fresh, &path).unwrap();
     assert_eq!(loaded.mlp.weights(), trained.mlp.weights());
 
-    let other = Classifier {
-        mlp: Mlp::new(2, &device()),
-    };
+    let other = Classifier { mlp: mlp(2) };
     let Err(err) = load_weights(other, &path) else {
         panic!("a model of another shape took the weights");
     };

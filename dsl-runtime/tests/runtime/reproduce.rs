@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::common::run_device;
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
 use clap::Parser;
@@ -72,7 +73,7 @@ fn verify(dir: &std::path::Path) -> Result<String, FitError> {
         Args::try_parse_from(["verified", "--verify", &dir.to_string_lossy(), "--quiet"]).unwrap();
     let config = args.resolve(&Verified::config()).unwrap();
     let recorded = Recorded::read(dir)?;
-    let report = Verified::with_options(config, &burn::tensor::Device::flex(), |options| {
+    let report = Verified::with_options(config, &run_device(), |options| {
         args.adjust(options);
         recorded.prepare(options);
     })?;
@@ -86,8 +87,7 @@ fn a_rerun_reproduces_and_a_changed_dataset_is_named() {
         artifacts: dir.path().to_string_lossy().into_owned(),
         ..Verified::config()
     };
-    let report =
-        Verified::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true).unwrap();
+    let report = Verified::with_options(config, &run_device(), |o| o.quiet = true).unwrap();
     let run = report.run_dir;
     let files = || {
         std::fs::read_dir(dir.path().join("verified"))
@@ -167,9 +167,7 @@ fn a_run_whose_test_split_used_the_best_checkpoint_is_reproduced() {
         artifacts: dir.path().to_string_lossy().into_owned(),
         ..VerifiedWithTest::config()
     };
-    let report =
-        VerifiedWithTest::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true)
-            .unwrap();
+    let report = VerifiedWithTest::with_options(config, &run_device(), |o| o.quiet = true).unwrap();
     let run = report.run_dir;
     let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
     assert!(
@@ -185,7 +183,7 @@ fn a_run_whose_test_split_used_the_best_checkpoint_is_reproduced() {
         Args::try_parse_from(["verified", "--verify", &run.to_string_lossy(), "--quiet"]).unwrap();
     let config = args.resolve(&VerifiedWithTest::config()).unwrap();
     let recorded = Recorded::read(&run).unwrap();
-    let rerun = VerifiedWithTest::with_options(config, &burn::tensor::Device::flex(), |options| {
+    let rerun = VerifiedWithTest::with_options(config, &run_device(), |options| {
         args.adjust(options);
         recorded.prepare(options);
     })

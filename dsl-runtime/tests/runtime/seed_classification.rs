@@ -57,12 +57,7 @@ fn valid(report: &FitReport<Classifier>, metric: &str) -> Vec<f64> {
 fn sgd_in_dataset_order_is_bit_identical_to_the_hand_loop() {
     let dir = tempfile::tempdir().unwrap();
     let setup = setup(None, 1);
-    let hand = hand_loop(
-        &setup,
-        Mlp::new(3, &device()),
-        SgdConfig::new().init(),
-        0.1.into(),
-    );
+    let hand = hand_loop(&setup, mlp(3), SgdConfig::new().init(), 0.1.into());
     let report = fit(&setup, SgdConfig::new().init(), 0.1, 0, dir.path());
 
     let losses = report.history.train_losses();
@@ -82,18 +77,13 @@ fn sgd_in_dataset_order_is_bit_identical_to_the_hand_loop() {
 #[test]
 fn adam_shuffled_is_bit_identical_for_0_2_and_4_workers() {
     let setup = setup(Some(7), 1);
-    let hand = hand_loop(
-        &setup,
-        Mlp::new(3, &device()),
-        AdamConfig::new().init(),
-        1e-2.into(),
-    );
+    let hand = hand_loop(&setup, mlp(3), AdamConfig::new().init(), 1e-2.into());
     let unshuffled = hand_loop(
         &HandSetup {
             shuffle: None,
             ..self::setup(None, 1)
         },
-        Mlp::new(3, &device()),
+        mlp(3),
         AdamConfig::new().init(),
         1e-2.into(),
     );
@@ -122,15 +112,10 @@ fn adam_shuffled_is_bit_identical_for_0_2_and_4_workers() {
 fn gradient_accumulation_matches_a_hand_loop_summing_two_batches() {
     let dir = tempfile::tempdir().unwrap();
     let setup = setup(None, 2);
-    let hand = hand_loop(
-        &setup,
-        Mlp::new(3, &device()),
-        SgdConfig::new().init(),
-        0.1.into(),
-    );
+    let hand = hand_loop(&setup, mlp(3), SgdConfig::new().init(), 0.1.into());
     let plain = hand_loop(
         &self::setup(None, 1),
-        Mlp::new(3, &device()),
+        mlp(3),
         SgdConfig::new().init(),
         0.1.into(),
     );

@@ -16,33 +16,22 @@ fn adam_regression_is_bit_identical_and_its_epoch_loss_is_sample_weighted() {
         grad_accumulation: 1,
         regression: true,
     };
-    let hand = hand_loop(
-        &setup,
-        Mlp::new(1, &device()),
-        AdamConfig::new().init(),
-        1e-2.into(),
-    );
+    let hand = hand_loop(&setup, mlp(1), AdamConfig::new().init(), 1e-2.into());
     let dir = tempfile::tempdir().unwrap();
-    let report = Fit::new(
-        Regressor {
-            mlp: Mlp::new(1, &device()),
-        },
-        AdamConfig::new().init(),
-        1e-2,
-    )
-    .with_options(|o| {
-        o.artifacts = dir.path().to_owned();
-        o.epochs = 3;
-        o.batch_size = 32;
-        o.quiet = true;
-    })
-    .train_metric(metric::loss())
-    .valid_metric(metric::loss())
-    .run(
-        &device(),
-        Data::new(samples(0..200), samples(200..264), SampleBatcher),
-    )
-    .unwrap();
+    let report = Fit::new(Regressor { mlp: mlp(1) }, AdamConfig::new().init(), 1e-2)
+        .with_options(|o| {
+            o.artifacts = dir.path().to_owned();
+            o.epochs = 3;
+            o.batch_size = 32;
+            o.quiet = true;
+        })
+        .train_metric(metric::loss())
+        .valid_metric(metric::loss())
+        .run(
+            &device(),
+            Data::new(samples(0..200), samples(200..264), SampleBatcher),
+        )
+        .unwrap();
 
     let losses = report.history.train_losses();
     assert_eq!(losses.len(), 21);

@@ -39,11 +39,7 @@ fn distance(a: &[f32], b: &[f32]) -> f64 {
 
 #[test]
 fn norm_clipping_bounds_the_update_over_all_parameters_together() {
-    let initial: Vec<f32> = Mlp::new(3, &device())
-        .weights()
-        .into_iter()
-        .map(f32::from_bits)
-        .collect();
+    let initial: Vec<f32> = mlp(3).weights().into_iter().map(f32::from_bits).collect();
     let free = one_step(None);
     let unclipped_step = distance(&free, &initial);
     // A bound above the gradient norm changes nothing, bit for bit.

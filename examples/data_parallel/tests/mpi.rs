@@ -23,10 +23,20 @@ fn mpirun(ranks: usize, bin: &str, artifacts: &Path, flags: &[&str]) -> Command 
         .arg("--artifacts")
         .arg(artifacts)
         .args(flags)
+        .args(device_flags())
         .env_remove("RUST_BACKTRACE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
+}
+
+/// `--device NAME` for every rank when `DSL_TEST_DEVICE` names a device: `.ci/run` runs the
+/// bit-identity test again with one wgpu device (lavapipe) per rank.
+fn device_flags() -> Vec<String> {
+    match std::env::var("DSL_TEST_DEVICE") {
+        Ok(name) => vec!["--device".to_owned(), name],
+        Err(_) => Vec::new(),
+    }
 }
 
 fn alone(artifacts: &Path, flags: &[&str]) -> Output {
@@ -34,6 +44,7 @@ fn alone(artifacts: &Path, flags: &[&str]) -> Output {
         .arg("--artifacts")
         .arg(artifacts)
         .args(flags)
+        .args(device_flags())
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));

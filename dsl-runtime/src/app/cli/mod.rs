@@ -15,6 +15,8 @@ use serde_json::{Map, Value};
 
 mod allocator;
 mod experiment;
+#[cfg(feature = "wgpu")]
+mod headless;
 
 pub use crate::error::CliError;
 use crate::sweep::Plan;
@@ -336,7 +338,8 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
 
 /// Parses the process's arguments and runs `train` with the resolved config; the exit code is
 /// 0 on success, 2 for a command-line mistake, 130 when interrupted, 1 for any other failure.
-/// Calls [`tune_allocator`] first: `main` owns the process.
+/// Calls [`tune_allocator`] first (and, with wgpu, quiets the Vulkan loader of a headless
+/// process): `main` owns the process.
 ///
 /// With a sweep (`plan`'s grid, or `--sweep`), a plain training command runs every trial as a
 /// child process (`--jobs N` at once) and prints the ranked table; `--trial K` trains trial K.
@@ -346,6 +349,8 @@ where
     F: FnOnce(C, &Args) -> Result<PathBuf, FitError>,
 {
     tune_allocator();
+    #[cfg(feature = "wgpu")]
+    headless::quiet_headless_vulkan();
     let mut args = match parse_args() {
         Ok(args) => args,
         Err(code) => return code,

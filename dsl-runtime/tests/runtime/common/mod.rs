@@ -63,15 +63,32 @@ impl InferenceStep for Regressor {
     }
 }
 
+/// The device the tests train on, with gradients: see [`run_device`].
 pub fn device() -> Device {
-    Device::flex().autodiff()
+    run_device().autodiff()
 }
 
-/// The seed task's 4→16→3 classifier, initialised from the device's RNG.
+/// The device the tests run on: the one `DSL_TEST_DEVICE` names (`--device`'s spellings), or
+/// `flex`. `.ci/run` runs the device tests again with `wgpu` (on lavapipe) and `ndarray`; a
+/// name whose backend was not built in fails every test that asks, never skips it.
+pub fn run_device() -> Device {
+    let name = std::env::var("DSL_TEST_DEVICE").unwrap_or_else(|_| "flex".to_owned());
+    dsl_runtime::device::parse(&name).unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
+}
+
+/// The seed's MLP with `outputs` outputs, drawn on the CPU and moved to the test device, as
+/// `training!` builds a run's model (`placement.rs`): on every backend the same initial weights.
+pub fn mlp(outputs: usize) -> Mlp {
+    let model = Mlp::new(outputs, &Device::flex().autodiff()).fork(&device());
+    // The test device is seeded too, as `seed:` seeds the run's: what a run draws there later
+    // (LoRA's adapters) repeats from run to run.
+    device().seed(42);
+    model
+}
+
+/// The seed task's 4→16→3 classifier, initialised from the CPU's RNG.
 pub fn classifier() -> Classifier {
-    Classifier {
-        mlp: Mlp::new(3, &device()),
-    }
+    Classifier { mlp: mlp(3) }
 }
 
 /// What a hand loop measured.
