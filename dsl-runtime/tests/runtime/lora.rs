@@ -1,5 +1,5 @@
-//! LoRA: only the adapters train, and a resumed run continues bit for bit. Its own test binary
-//! (`tests/lora.rs`): the adapters are drawn from Burn's device RNG, which the tests of the
+//! LoRA: only the adapters train, and a resumed run continues bit for bit. In the `seeded` binary
+//! (`tests/seeded.rs`): the adapters are drawn from Burn's device RNG, which the tests of the
 //! `runtime` binary, running in parallel threads, also draw from, so there two runs of this
 //! test could start from different adapters.
 
@@ -33,6 +33,7 @@ fn effective(model: &Classifier) -> Vec<u32> {
 #[test]
 fn lora_trains_adapters_only_and_resumes_bit_for_bit() {
     use dsl_runtime::spec::LoraSpec;
+    let _one = crate::one_at_a_time();
     let (whole_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let lora = LoraSpec {
         rank: 2,

@@ -1,5 +1,5 @@
 //! The run the fine-tuning tests share: the seed classifier with SGD at 0.1, checkpointing
-//! every epoch. Also compiled into `tests/lora.rs`.
+//! every epoch. Also compiled into `tests/seeded.rs`.
 
 use std::path::Path;
 
