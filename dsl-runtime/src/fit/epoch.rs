@@ -1,11 +1,11 @@
 //! One training epoch and one validation epoch.
 
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
-use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer, OptimizerRecord};
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
-use super::clip::clip_global_norm;
+use super::clip::{clip_error, clip_global_norm, clip_sharded};
 use super::ema::Ema;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
@@ -174,6 +174,30 @@ impl<M: LearnerModel> TrainState<M> {
         }
     }
 
+    /// At a point where rank 0 of a data-parallel run may write a checkpoint: every rank's
+    /// share of the optimizer state to rank 0. Every rank calls it at the same point.
+    pub fn gather_state(&mut self) -> Result<(), FitError> {
+        if let Some(parallel) = &mut self.parallel {
+            let own = crate::parallel::state::own_bytes(&self.optimizer)?;
+            parallel.exchange.gather_state(&own)?;
+        }
+        Ok(())
+    }
+
+    /// The optimizer state a checkpoint holds: in a data-parallel run, every rank's, as
+    /// [`TrainState::gather_state`] last brought it to rank 0.
+    pub fn optimizer_record(&self) -> Result<OptimizerRecord, FitError> {
+        match self
+            .parallel
+            .as_ref()
+            .and_then(|p| p.exchange.gathered_state())
+        {
+            Some(bytes) => OptimizerRecord::from_bytes(bytes.clone())
+                .map_err(|e| ParallelError::State(e.to_string()).into()),
+            None => Ok(self.optimizer.to_record()),
+        }
+    }
+
     /// The model validation measures: the moving average when there is one.
     pub fn evaluated(&self) -> &M {
         self.ema.as_ref().map_or(&self.model, Ema::average)
@@ -258,7 +282,7 @@ impl<M: LearnerModel> TrainState<M> {
             };
             let stepped = grads.is_some();
             if let Some(grads) = grads {
-                self.apply(grads)?;
+                self.apply(grads, None)?;
             }
             let item = output.item.sync()?;
             let metadata = MetricMetadata {
@@ -289,16 +313,21 @@ impl<M: LearnerModel> TrainState<M> {
     }
 
     /// One optimizer step with `grads`: clipping, the learning-rate step, the update, the
-    /// moving average.
-    fn apply(&mut self, mut grads: GradientsParams) -> Result<(), FitError> {
+    /// moving average. On a rank of a data-parallel run (`parallel`), `grads` are those of the
+    /// parameters it owns, which it alone steps and then sends to the other ranks.
+    fn apply(
+        &mut self,
+        mut grads: GradientsParams,
+        mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
+    ) -> Result<(), FitError> {
         if let Some(max) = self.clip_norm {
-            clip_global_norm(ModelRef::new(&self.model), &mut grads, max).map_err(|source| {
-                FitError::Metric {
-                    split: Split::Train,
-                    metric: "grad_clip".to_owned(),
-                    source,
-                }
-            })?;
+            let model = ModelRef::new(&self.model);
+            match &mut parallel {
+                Some(parallel) => clip_sharded(model, &mut grads, max, parallel).map(drop)?,
+                None => clip_global_norm(model, &mut grads, max)
+                    .map(drop)
+                    .map_err(clip_error)?,
+            }
         }
         self.lr = self.lr_scheduler.step();
         if self.lr_scale != 1.0 {
@@ -310,6 +339,9 @@ impl<M: LearnerModel> TrainState<M> {
             self.lr.clone(),
             grads,
         );
+        if let Some(parallel) = parallel {
+            self.model = parallel.share_weights(self.model.clone())?;
+        }
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }
@@ -447,7 +479,7 @@ impl<M: LearnerModel> TrainState<M> {
             for (k, item) in exchanged.items.iter().enumerate() {
                 // As in one process: the step after the group's last batch, before its metrics.
                 if k == last {
-                    self.apply(grads.take().expect("once"))?;
+                    self.apply(grads.take().expect("once"), Some(&mut *parallel))?;
                 }
                 let index = done + position + k + 1;
                 let metadata = MetricMetadata {

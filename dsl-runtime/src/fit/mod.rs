@@ -325,7 +325,7 @@ impl<M: LearnerModel> Fit<M> {
         let freeze = Freeze::new(ModelRef::new(&model), &options)?;
         let (path, _mirror) = run_dir_of(&options, parallel.as_ref().map(|(group, _)| *group))?;
         let checkpoints = CheckpointDir::new(&path);
-        let start = resume::restore(
+        let mut start = resume::restore(
             &checkpoints,
             &options,
             &hyperparameters,
@@ -334,6 +334,9 @@ impl<M: LearnerModel> Fit<M> {
             &mut train_metrics,
             &mut callbacks,
         )?;
+        if let Some((group, _)) = &parallel {
+            start.model = crate::parallel::step::same_ids(*group, start.model);
+        }
         let provenance = provenance.unwrap_or_else(|| Provenance::new(Path::new(".")));
         let changes = earlier_changes(&path, &options, &start.changes);
         let config = ConfigJson {
@@ -414,6 +417,21 @@ impl<M: LearnerModel> Fit<M> {
             (Some(decay), None) => Some(Ema::new(&model, decay)),
             (None, _) => None,
         };
+        let parallel = parallel.map(|(group, (codec, code))| DataParallel {
+            exchange: Parallel::new(
+                group,
+                codec,
+                train_device.clone().inner(),
+                ModelRef::new(&model),
+            ),
+            code,
+        });
+        let optimizer = match &parallel {
+            Some(parallel) => {
+                crate::parallel::state::keep_own(optimizer, parallel.exchange.owners())?
+            }
+            None => optimizer,
+        };
         let mut state = TrainState::new(
             model,
             optimize,
@@ -424,10 +442,7 @@ impl<M: LearnerModel> Fit<M> {
             interrupt.is_some(),
         );
         state.ema = ema;
-        state.parallel = parallel.map(|(group, (codec, code))| DataParallel {
-            exchange: Parallel::new(group, codec, train_device.clone().inner()),
-            code,
-        });
+        state.parallel = parallel;
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,

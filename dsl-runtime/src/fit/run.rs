@@ -109,9 +109,11 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                     if let Some(parallel) = &mut state.parallel {
                         (parallel.code.check)(&mut parallel.exchange, &state.model, epoch)?;
                     }
+                    state.gather_state()?;
                     step
                 }
                 EpochOutcome::Interrupted { batches, step } => {
+                    self.state.gather_state()?;
                     return Err(self.interrupted(epoch, step, Some((batches, train_metrics))));
                 }
                 EpochOutcome::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),

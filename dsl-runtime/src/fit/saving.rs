@@ -153,7 +153,7 @@ impl Saving {
             },
             Records {
                 model: AnyModule::new(state.model.clone()).record(),
-                optimizer: state.optimizer.to_record(),
+                optimizer: state.optimizer_record()?,
                 scheduler: state.lr_scheduler.to_record(),
                 ema: state
                     .ema

@@ -4,11 +4,14 @@
 //! every cluster runs for that is MPI, so the processes `mpirun` (or `srun`) starts, the ranks,
 //! train one run together here. Each rank holds the whole model. An optimizer step takes `N`
 //! consecutive batches of the epoch's order, one per rank: rank `r` builds and steps only batch
-//! `r` of each group. The ranks then exchange their gradients and step outputs (one all-gather,
-//! [`step`]), every rank adds the gradients up in rank order, which are the additions Burn's
-//! `GradientsAccumulator` makes in one process with `grad_accumulation: N`, and applies the
-//! same optimizer step, and every rank feeds the training metrics every output in batch order.
-//! The run is therefore defined as, and tested equal to, that one-process run.
+//! `r` of each group. Each parameter has one owner rank ([`owners`], balanced by size): the
+//! ranks send each gradient to its owner and every step output to every rank ([`step`]); an
+//! owner adds its parameters' gradients up in rank order, which are the additions Burn's
+//! `GradientsAccumulator` makes in one process with `grad_accumulation: N`, applies the
+//! optimizer step to them and sends their new values to every rank; every rank feeds the
+//! training metrics every output in batch order. The run is therefore defined as, and tested
+//! equal to, that one-process run. An owner alone keeps its parameters' optimizer state
+//! (ZeRO stage 1, [`state`]); rank 0 gathers it for its checkpoints.
 //!
 //! Every rank validates on the whole validation split (same weights, same numbers), so early
 //! stopping, plateaus and `best(..)` decide alike everywhere without a message; rank 0 alone
@@ -21,7 +24,9 @@
 pub(crate) mod mirror;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod owners;
 mod portable;
+pub(crate) mod state;
 pub(crate) mod step;
 mod wire;
 
@@ -38,6 +43,11 @@ pub trait Collective: Send + Sync {
     /// Every rank's `bytes`, in rank order, received into `buffer` (a buffer reused from one
     /// step to the next is neither zeroed nor faulted in again).
     fn all_gather(&self, bytes: &[u8], buffer: Vec<u8>) -> Gathered;
+    /// `parts[s]` to rank `s`, for every `s`; received: what every rank sent this one, in
+    /// rank order, into `buffer` (reused as in [`Collective::all_gather`]).
+    fn all_to_all(&self, parts: &[Vec<u8>], buffer: Vec<u8>) -> Gathered;
+    /// Every rank's `bytes` on rank 0 (`None` on the others, which keep no copy).
+    fn gather(&self, bytes: &[u8]) -> Option<Gathered>;
     /// Rank 0's `bytes` on every rank (the others' `bytes` are ignored).
     fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8>;
     /// Ends every process of the job with `code`: what a rank that cannot go on does, so that
@@ -104,6 +114,9 @@ pub enum ParallelError {
         /// Each rank's checksum.
         checksums: Vec<u32>,
     },
+    /// The optimizer state could not be split by owner or merged for a checkpoint.
+    #[error("the optimizer state cannot be split between the ranks or merged: {0}")]
+    State(String),
     /// A message between ranks could not be read back.
     #[error("a message from rank {rank} cannot be read: {message}")]
     Wire {

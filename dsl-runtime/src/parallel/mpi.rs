@@ -1,7 +1,7 @@
 //! [`Collective`] over MPI (rsmpi): the job `mpirun` or `srun` started.
 
 use mpi::Count;
-use mpi::datatype::PartitionMut;
+use mpi::datatype::{Partition, PartitionMut};
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
@@ -37,30 +37,53 @@ impl Collective for World {
     }
 
     fn all_gather(&self, bytes: &[u8], mut all: Vec<u8>) -> Gathered {
-        let size = self.size();
-        let mut counts = vec![0 as Count; size];
+        let mut counts = vec![0 as Count; self.size()];
         self.0
             .all_gather_into(&(bytes.len() as Count), &mut counts[..]);
-        let displs: Vec<Count> = counts
-            .iter()
-            .scan(0, |at, &count| {
-                let start = *at;
-                *at += count;
-                Some(start)
-            })
-            .collect();
-        let total: Count = counts.iter().sum();
-        all.resize(total as usize, 0);
+        let displs = starts(&counts);
+        all.resize(total(&counts), 0);
         {
             let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.0.all_gather_varcount_into(bytes, &mut partition);
         }
-        let ends = counts
-            .iter()
-            .zip(&displs)
-            .map(|(&count, &start)| (start + count) as usize)
-            .collect();
-        Gathered::new(all, ends)
+        Gathered::new(all, ends(&counts, &displs))
+    }
+
+    fn all_to_all(&self, parts: &[Vec<u8>], mut received: Vec<u8>) -> Gathered {
+        let sizes: Vec<Count> = parts.iter().map(|p| p.len() as Count).collect();
+        let mut counts = vec![0 as Count; self.size()];
+        self.0.all_to_all_into(&sizes[..], &mut counts[..]);
+        let displs = starts(&counts);
+        received.resize(total(&counts), 0);
+        // MPI sends from one buffer; the parts are built apart (one per owner), so they are
+        // joined here, a copy of what this rank sends.
+        let sent: Vec<u8> = parts.concat();
+        {
+            let send_displs = starts(&sizes);
+            let send = Partition::new(&sent[..], &sizes[..], &send_displs[..]);
+            let mut partition = PartitionMut::new(&mut received[..], &counts[..], &displs[..]);
+            self.0.all_to_all_varcount_into(&send, &mut partition);
+        }
+        Gathered::new(received, ends(&counts, &displs))
+    }
+
+    fn gather(&self, bytes: &[u8]) -> Option<Gathered> {
+        let root = self.0.process_at_rank(0);
+        let len = bytes.len() as Count;
+        if self.0.rank() != 0 {
+            root.gather_into(&len);
+            root.gather_varcount_into(bytes);
+            return None;
+        }
+        let mut counts = vec![0 as Count; self.size()];
+        root.gather_into_root(&len, &mut counts[..]);
+        let displs = starts(&counts);
+        let mut all = vec![0; total(&counts)];
+        {
+            let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            root.gather_varcount_into_root(bytes, &mut partition);
+        }
+        Some(Gathered::new(all, ends(&counts, &displs)))
     }
 
     fn broadcast(&self, mut bytes: Vec<u8>) -> Vec<u8> {
@@ -75,4 +98,28 @@ impl Collective for World {
     fn abort(&self, code: i32) -> ! {
         self.0.abort(code)
     }
+}
+
+/// Where each rank's bytes start in one buffer.
+fn starts(counts: &[Count]) -> Vec<Count> {
+    counts
+        .iter()
+        .scan(0, |at, &count| {
+            let start = *at;
+            *at += count;
+            Some(start)
+        })
+        .collect()
+}
+
+fn total(counts: &[Count]) -> usize {
+    counts.iter().map(|&c| c as usize).sum()
+}
+
+fn ends(counts: &[Count], starts: &[Count]) -> Vec<usize> {
+    counts
+        .iter()
+        .zip(starts)
+        .map(|(&count, &start)| (start + count) as usize)
+        .collect()
 }

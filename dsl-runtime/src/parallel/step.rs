@@ -1,19 +1,23 @@
-//! One optimizer step's exchange: each rank's gradients and step output to every rank, the
-//! gradients added up in rank order, and the check that the ranks' weights stay equal.
+//! One optimizer step's exchange, split by owner (ZeRO stage 1): each rank sends the gradient
+//! of every parameter to the parameter's owner and its step output to every rank; each owner
+//! adds its parameters' gradients up in rank order and steps them, then sends their new values
+//! to every rank. Also the check that the ranks' weights stay equal.
 
 use std::time::{Duration, Instant};
 
-use burn::module::{ModuleVisitor, Param};
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use super::wire::Share;
-use super::{Collective, ItemCodec, ParallelError};
-use crate::erased::ModelRef;
+use super::owners::Owners;
+use super::wire::{Share, decode_tensors, encode_tensors};
+use super::{Collective, Gathered, ItemCodec, ParallelError};
+use crate::erased::{AnyModule, ModelRef};
 
 /// What the ranks agreed on for one group of batches.
 pub(crate) struct Exchanged<O> {
-    /// The sum of the group's gradients, as one process accumulating them would have it.
+    /// The sum of the group's gradients of the parameters this rank owns, as one process
+    /// accumulating them would have it.
     pub grads: GradientsParams,
     /// The group's step outputs in batch order.
     pub items: Vec<O>,
@@ -28,14 +32,21 @@ pub(crate) struct Parallel<O> {
     /// Where gradients and outputs from other ranks are rebuilt: the training device's inner
     /// (non-autodiff) device, where `backward` puts gradients.
     device: Device,
+    owners: Owners,
     pub traffic: Traffic,
-    /// The send and receive buffers, kept between steps.
-    buffers: (Vec<u8>, Vec<u8>),
+    /// The bytes for each rank, and the receive buffer, kept between steps: a reused buffer
+    /// is neither zeroed nor faulted in again.
+    parts: Vec<Vec<u8>>,
+    received: Vec<u8>,
+    /// Rank 0: every rank's optimizer state as of the last [`Parallel::gather_state`], for
+    /// the checkpoint rank 0 writes.
+    gathered_state: Option<burn::tensor::Bytes>,
 }
 
 /// What the run's summary says of the exchanges: time spent exchanging and training (steps,
 /// exchanges and metrics), bytes this rank sent, optimizer steps, the last checksum of the
-/// weights. Apart from [`Parallel`], which is compiled per step output type.
+/// weights, and the share of the parameters whose state this rank keeps. Apart from
+/// [`Parallel`], which is compiled per step output type.
 pub(crate) struct Traffic {
     ranks: usize,
     waited: Duration,
@@ -43,10 +54,20 @@ pub(crate) struct Traffic {
     sent: usize,
     steps: usize,
     checksum: Option<u32>,
+    /// This rank's parameter values and all of them.
+    owned: (usize, usize),
 }
 
 impl<O> Parallel<O> {
-    pub fn new(group: &'static dyn Collective, codec: ItemCodec<O>, device: Device) -> Self {
+    /// The exchange of a rank whose model is `model` (its parameter ids already shared,
+    /// [`same_ids`]).
+    pub fn new(
+        group: &'static dyn Collective,
+        codec: ItemCodec<O>,
+        device: Device,
+        model: ModelRef<'_>,
+    ) -> Self {
+        let owners = Owners::of(model, group.size(), group.rank());
         Self {
             group,
             codec,
@@ -58,13 +79,27 @@ impl<O> Parallel<O> {
                 sent: 0,
                 steps: 0,
                 checksum: None,
+                owned: owners.share(),
             },
-            buffers: (Vec::new(), Vec::new()),
+            owners,
+            parts: vec![Vec::new(); group.size()],
+            received: Vec::new(),
+            gathered_state: None,
         }
     }
 
-    /// Sends this rank's batch results (`None` when the group has no batch for it) and receives
-    /// everyone's, for a group of `batches` batches.
+    pub fn owners(&self) -> &Owners {
+        &self.owners
+    }
+
+    /// The device gradients live on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Sends this rank's batch results (`None` when the group has no batch for it): each
+    /// gradient to its parameter's owner, the step output to every rank; receives the
+    /// gradients of the parameters this rank owns and every output, for a group of `batches`.
     pub fn exchange(
         &mut self,
         model: ModelRef<'_>,
@@ -72,40 +107,41 @@ impl<O> Parallel<O> {
         batches: usize,
         interrupted: bool,
     ) -> Result<Exchanged<O>, ParallelError> {
-        let rank = self.group.rank();
-        let (own, share) = match mine {
+        let (rank, size) = (self.group.rank(), self.group.size());
+        let (own, item) = match mine {
             Some((grads, item)) => {
-                let mut copied = CopyGrads {
+                let mut by_owner = ByOwner {
                     grads: &grads,
-                    copied: Vec::new(),
+                    owners: &self.owners,
+                    index: 0,
+                    to: vec![Vec::new(); size],
                 };
-                model.visit(&mut copied);
-                let share = Share {
-                    interrupted,
-                    grads: copied.copied,
-                    item: (self.codec.parts)(item),
-                };
-                (Some((grads, share.item.clone())), share)
+                model.visit(&mut by_owner);
+                let item = (self.codec.parts)(item);
+                for (to, part) in self.parts.iter_mut().enumerate() {
+                    if to != rank {
+                        Share::encode(interrupted, &by_owner.to[to], &item, part);
+                    }
+                }
+                (Some(grads), item)
             }
-            None => (
-                None,
-                Share {
-                    interrupted,
-                    grads: Vec::new(),
-                    item: Vec::new(),
-                },
-            ),
+            None => {
+                for part in &mut self.parts {
+                    Share::encode(interrupted, &[], &[], part);
+                }
+                (None, Vec::new())
+            }
         };
-        let (mut send, receive) = std::mem::take(&mut self.buffers);
-        share.encode(&mut send);
-        drop(share);
+        self.parts[rank].clear();
         let started = Instant::now();
-        let gathered = self.group.all_gather(&send, receive);
+        let gathered = self
+            .group
+            .all_to_all(&self.parts, std::mem::take(&mut self.received));
         self.traffic.waited += started.elapsed();
-        self.traffic.sent += send.len();
+        self.traffic.sent += self.parts.iter().map(Vec::len).sum::<usize>();
         self.traffic.steps += 1;
         // This rank's own gradients and output are used as they are; the others' are read back.
-        let mut own = own;
+        let mut own = own.map(|grads| (grads, item));
         let mut sources = Vec::with_capacity(batches);
         let mut items = Vec::with_capacity(batches);
         let mut interrupted = interrupted;
@@ -128,9 +164,11 @@ impl<O> Parallel<O> {
                 items.push(self.item(other, share.item)?);
             }
         }
-        self.buffers = (send, gathered.into_buffer());
+        self.received = gathered.into_buffer();
         let mut sum = SumGrads {
             sources,
+            owners: &self.owners,
+            index: 0,
             device: &self.device,
             grads: GradientsParams::new(),
         };
@@ -140,6 +178,62 @@ impl<O> Parallel<O> {
             items,
             interrupted,
         })
+    }
+
+    /// After the optimizer stepped this rank's parameters: their new values to every rank,
+    /// and every other rank's into `model`.
+    pub fn share_weights<M: Module + 'static>(&mut self, model: M) -> Result<M, ParallelError> {
+        let mut values = OwnValues {
+            owners: &self.owners,
+            index: 0,
+            values: Vec::new(),
+        };
+        model.visit(&mut values);
+        let values = values.values;
+        let gathered = self.all_gather_tensors(&values)?;
+        let mut set = SetValues {
+            owners: &self.owners,
+            index: 0,
+            sent: gathered.into_iter().map(Vec::into_iter).collect(),
+        };
+        Ok(AnyModule::new(model).map(&mut set).into_inner())
+    }
+
+    /// Every rank's `tensors` (one per parameter it owns, in visiting order) on every rank.
+    pub fn all_gather_tensors(
+        &mut self,
+        tensors: &[Option<TensorData>],
+    ) -> Result<Vec<Vec<Option<TensorData>>>, ParallelError> {
+        let mut send = std::mem::take(&mut self.parts[0]);
+        encode_tensors(tensors, &mut send);
+        let started = Instant::now();
+        let gathered = self
+            .group
+            .all_gather(&send, std::mem::take(&mut self.received));
+        self.traffic.waited += started.elapsed();
+        self.traffic.sent += send.len();
+        self.parts[0] = send;
+        let all = decode_all(&gathered);
+        self.received = gathered.into_buffer();
+        all
+    }
+
+    /// Every rank's optimizer state (`state`, the burnpack bytes of the parameters it owns)
+    /// to rank 0, which keeps them for its next checkpoint.
+    pub fn gather_state(&mut self, state: &[u8]) -> Result<(), ParallelError> {
+        self.gathered_state = match self.group.gather(state) {
+            Some(all) => {
+                let parts: Vec<&[u8]> = (0..all.len()).map(|rank| all.of(rank)).collect();
+                Some(super::state::merge(&parts)?)
+            }
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// The optimizer state of the whole model, on rank 0 after [`Parallel::gather_state`].
+    pub fn gathered_state(&self) -> Option<&burn::tensor::Bytes> {
+        self.gathered_state.as_ref()
     }
 
     /// Rank `rank`'s step output from its tensors.
@@ -164,6 +258,37 @@ impl<O> Parallel<O> {
     }
 }
 
+/// Each rank's tensor list in a gather.
+fn decode_all(gathered: &Gathered) -> Result<Vec<Vec<Option<TensorData>>>, ParallelError> {
+    (0..gathered.len())
+        .map(|rank| {
+            decode_tensors(gathered.of(rank))
+                .map_err(|message| ParallelError::Wire { rank, message })
+        })
+        .collect()
+}
+
+/// `model` with rank 0's parameter ids. Each process draws its own ids, and the optimizer
+/// state is keyed by them: with one set of ids, the state each owner keeps merges into one
+/// checkpoint, and a checkpoint's state splits by owner.
+pub(crate) fn same_ids<M: Module + 'static>(group: &dyn Collective, model: M) -> M {
+    let mut ids = Ids(Vec::new());
+    model.visit(&mut ids);
+    let bytes: Vec<u8> = ids.0.iter().flat_map(|id| id.to_le_bytes()).collect();
+    let bytes = group.broadcast(bytes);
+    if group.rank() == 0 {
+        return model;
+    }
+    let mut set = SetIds(
+        bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect::<Vec<_>>()
+            .into_iter(),
+    );
+    AnyModule::new(model).map(&mut set).into_inner()
+}
+
 impl Traffic {
     /// The line the run's summary ends with: that the weights stayed equal, and what the
     /// exchanges cost.
@@ -171,45 +296,62 @@ impl Traffic {
         let per_step = self.sent / self.steps.max(1);
         let share = self.waited.as_secs_f64() / self.trained.as_secs_f64().max(f64::EPSILON);
         format!(
-            "data parallel over {} ranks: weights equal on every rank at each epoch end{}; {} bytes sent per optimizer step by each rank, exchanges {:.1} % of training time",
+            "data parallel over {} ranks: weights equal on every rank at each epoch end{}; rank 0 steps and keeps the optimizer state of {} of {} parameter values; {} bytes sent per optimizer step by each rank, exchanges {:.1} % of training time",
             self.ranks,
             self.checksum
                 .map_or_else(String::new, |c| format!(" (crc32c {c:08x})")),
+            self.owned.0,
+            self.owned.1,
             per_step,
             100.0 * share,
         )
     }
 }
 
-/// Copies each parameter's gradient, in visiting order.
-struct CopyGrads<'a> {
+/// This rank's gradients of the parameters other ranks own, by owner, in visiting order.
+struct ByOwner<'a> {
     grads: &'a GradientsParams,
-    copied: Vec<Option<TensorData>>,
+    owners: &'a Owners,
+    index: usize,
+    to: Vec<Vec<Option<TensorData>>>,
 }
 
-impl ModuleVisitor for CopyGrads<'_> {
+impl ModuleVisitor for ByOwner<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let index = self.index;
+        self.index += 1;
+        if self.owners.mine(index) {
+            return;
+        }
         let grad = self.grads.get::<D>(param.id);
-        self.copied.push(grad.map(|g| g.into_data()));
+        self.to[self.owners.owner(index)].push(grad.map(|g| g.into_data()));
     }
 }
 
-/// A rank's gradients: this rank's own, or another's as received.
+/// A rank's gradients: this rank's own, or another's as received (of this rank's parameters).
 enum Grads {
     Own(GradientsParams),
     Sent(std::vec::IntoIter<Option<TensorData>>),
 }
 
-/// Adds each parameter's gradients up in rank order, with the tensor additions of Burn's
-/// `GradientsAccumulator` (`sum.add(next)`), so the sum has the one-process sum's bits.
+/// Adds the gradients of each parameter this rank owns up in rank order, with the tensor
+/// additions of Burn's `GradientsAccumulator` (`sum.add(next)`), so the sum has the
+/// one-process sum's bits.
 struct SumGrads<'a> {
     sources: Vec<Grads>,
+    owners: &'a Owners,
+    index: usize,
     device: &'a Device,
     grads: GradientsParams,
 }
 
 impl ModuleVisitor for SumGrads<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let index = self.index;
+        self.index += 1;
+        if !self.owners.mine(index) {
+            return;
+        }
         let mut sum: Option<Tensor<D>> = None;
         for source in &mut self.sources {
             let grad = match source {
@@ -228,6 +370,74 @@ impl ModuleVisitor for SumGrads<'_> {
         if let Some(sum) = sum {
             self.grads.register(param.id, sum);
         }
+    }
+}
+
+/// The values of the parameters this rank owns, in visiting order.
+struct OwnValues<'a> {
+    owners: &'a Owners,
+    index: usize,
+    values: Vec<Option<TensorData>>,
+}
+
+impl ModuleVisitor for OwnValues<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if self.owners.mine(self.index) {
+            self.values.push(Some(param.val().into_data()));
+        }
+        self.index += 1;
+    }
+}
+
+/// Puts each owner's values into the parameters other ranks own; a parameter keeps its
+/// device and whether it takes a gradient.
+struct SetValues<'a> {
+    owners: &'a Owners,
+    index: usize,
+    sent: Vec<std::vec::IntoIter<Option<TensorData>>>,
+}
+
+impl ModuleMapper for SetValues<'_> {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let index = self.index;
+        self.index += 1;
+        if self.owners.mine(index) {
+            return param;
+        }
+        let Some(Some(data)) = self.sent[self.owners.owner(index)].next() else {
+            return param;
+        };
+        param.map(|old| {
+            let dtype = data.dtype();
+            let value = Tensor::<D>::from_data(data, (&old.device(), dtype));
+            if old.is_require_grad() {
+                value.require_grad()
+            } else {
+                value
+            }
+        })
+    }
+}
+
+/// The ids of the float parameters, in visiting order.
+struct Ids(Vec<u64>);
+
+impl ModuleVisitor for Ids {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        self.0.push(param.id.val());
+    }
+}
+
+/// Gives the float parameters the ids of [`Ids`], in visiting order.
+struct SetIds(std::vec::IntoIter<u64>);
+
+impl ModuleMapper for SetIds {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let Some(id) = self.0.next() else {
+            return param;
+        };
+        let (_, value, mapper) = param.consume();
+        Param::from_mapped_value(ParamId::from(id), value, mapper)
     }
 }
 

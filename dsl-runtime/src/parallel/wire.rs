@@ -1,39 +1,37 @@
-//! The bytes one rank sends the others for a group of batches.
+//! The bytes one rank sends another for a group of batches, and the tensor lists the ranks
+//! share after it (new parameter values, squared gradient norms).
 //!
 //! Written by hand because the exchange is the only format: a few tensors of known order, read
 //! back by the same binary, where a general serializer would copy every value once more.
 
 use burn::tensor::{DType, TensorData};
 
-/// What one rank contributes to an optimizer step.
+/// What one rank sends another for an optimizer step.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Share {
-    /// Ctrl-C or SIGTERM arrived on this rank.
+    /// Ctrl-C or SIGTERM arrived on the sender.
     pub interrupted: bool,
-    /// The gradient of each trained parameter, in the model's visiting order; empty for a rank
-    /// without a batch in the group.
+    /// The sender's gradient of each parameter the receiver owns, in the model's visiting
+    /// order; empty from a rank without a batch in the group.
     pub grads: Vec<Option<TensorData>>,
-    /// The step output's tensors; empty without a batch.
+    /// The sender's step output's tensors; empty without a batch.
     pub item: Vec<TensorData>,
 }
 
 impl Share {
-    /// Its bytes, written over `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    /// The bytes of a share, written over `out`: encoded from borrowed parts, since one rank
+    /// sends its step output to every other.
+    pub fn encode(
+        interrupted: bool,
+        grads: &[Option<TensorData>],
+        item: &[TensorData],
+        out: &mut Vec<u8>,
+    ) {
         out.clear();
-        out.push(u8::from(self.interrupted));
-        put_len(out, self.grads.len());
-        for grad in &self.grads {
-            match grad {
-                Some(grad) => {
-                    out.push(1);
-                    put_tensor(out, grad);
-                }
-                None => out.push(0),
-            }
-        }
-        put_len(out, self.item.len());
-        for part in &self.item {
+        out.push(u8::from(interrupted));
+        put_optional(out, grads);
+        put_len(out, item.len());
+        for part in item {
             put_tensor(out, part);
         }
     }
@@ -41,23 +39,43 @@ impl Share {
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
         let mut input = Reader(bytes);
         let interrupted = input.byte()? != 0;
-        let grads = (0..input.len()?)
-            .map(|_| match input.byte()? {
-                0 => Ok(None),
-                _ => input.tensor().map(Some),
-            })
-            .collect::<Result<_, String>>()?;
+        let grads = input.optional()?;
         let item = (0..input.len()?)
             .map(|_| input.tensor())
             .collect::<Result<_, String>>()?;
-        if !input.0.is_empty() {
-            return Err(format!("{} bytes after the end", input.0.len()));
-        }
+        input.end()?;
         Ok(Self {
             interrupted,
             grads,
             item,
         })
+    }
+}
+
+/// A list of tensors, some absent: its bytes, written over `out`.
+pub(crate) fn encode_tensors(tensors: &[Option<TensorData>], out: &mut Vec<u8>) {
+    out.clear();
+    put_optional(out, tensors);
+}
+
+/// The list [`encode_tensors`] wrote.
+pub(crate) fn decode_tensors(bytes: &[u8]) -> Result<Vec<Option<TensorData>>, String> {
+    let mut input = Reader(bytes);
+    let tensors = input.optional()?;
+    input.end()?;
+    Ok(tensors)
+}
+
+fn put_optional(out: &mut Vec<u8>, tensors: &[Option<TensorData>]) {
+    put_len(out, tensors.len());
+    for tensor in tensors {
+        match tensor {
+            Some(tensor) => {
+                out.push(1);
+                put_tensor(out, tensor);
+            }
+            None => out.push(0),
+        }
     }
 }
 
@@ -87,6 +105,22 @@ impl<'a> Reader<'a> {
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         Ok(head)
+    }
+
+    fn end(&self) -> Result<(), String> {
+        match self.0.len() {
+            0 => Ok(()),
+            n => Err(format!("{n} bytes after the end")),
+        }
+    }
+
+    fn optional(&mut self) -> Result<Vec<Option<TensorData>>, String> {
+        (0..self.len()?)
+            .map(|_| match self.byte()? {
+                0 => Ok(None),
+                _ => self.tensor().map(Some),
+            })
+            .collect()
     }
 
     fn byte(&mut self) -> Result<u8, String> {
@@ -119,7 +153,7 @@ impl<'a> Reader<'a> {
 mod tests {
     use burn::tensor::TensorData;
 
-    use super::Share;
+    use super::{Share, decode_tensors, encode_tensors};
 
     #[test]
     fn a_share_reads_back_as_written_and_damage_is_an_error() {
@@ -133,7 +167,7 @@ mod tests {
             item: vec![TensorData::new(vec![3i64, 1], [2])],
         };
         let mut bytes = vec![9; 3];
-        share.encode(&mut bytes);
+        Share::encode(share.interrupted, &share.grads, &share.item, &mut bytes);
         assert_eq!(Share::decode(&bytes).unwrap(), share);
         for cut in [0, 1, 9, bytes.len() / 2, bytes.len() - 1] {
             assert!(Share::decode(&bytes[..cut]).is_err(), "cut at {cut}");
@@ -141,5 +175,9 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert_eq!(Share::decode(&longer).unwrap_err(), "1 bytes after the end");
+        let values = share.grads;
+        encode_tensors(&values, &mut bytes);
+        assert_eq!(decode_tensors(&bytes).unwrap(), values);
+        assert!(decode_tensors(&bytes[..bytes.len() - 1]).is_err());
     }
 }
