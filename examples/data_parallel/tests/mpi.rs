@@ -126,9 +126,16 @@ fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
         let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let accumulate = format!("grad_accumulation={ranks}");
         // At N = 3 a schedule over the run's optimizer steps (one per group of N batches in
-        // both); at N = 2 the example as the book runs it.
+        // both) and clipping by the global norm, which the owners of the parameters compute
+        // together (a bound below the gradients' norms, so that every step clips); at N = 2
+        // the example as the book runs it.
         let schedule: &[&str] = match ranks {
-            3 => &["--set", r#"lr_schedule={"kind":"cosine","min_lr":0.0}"#],
+            3 => &[
+                "--set",
+                r#"lr_schedule={"kind":"cosine","min_lr":0.0}"#,
+                "--set",
+                r#"grad_clip={"kind":"norm","max":0.05}"#,
+            ],
             _ => &[],
         };
         let reference = alone(
@@ -346,4 +353,47 @@ fn a_resume_needs_no_shared_filesystem_and_other_ranks_write_nothing() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_same_run(one.path(), &many.path().join("0"), 3);
     assert!(!many.path().join("1").exists(), "rank 1 wrote files");
+}
+
+#[test]
+fn one_process_continues_an_n_rank_run_from_the_optimizer_state_rank_0_gathered() {
+    let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    alone(
+        one.path(),
+        &["--set", "grad_accumulation=2", "--set", "epochs=3"],
+    );
+    let output = mpirun(2, BIN, many.path(), &["--set", "epochs=2"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    // Each rank kept the Adam moments of its own parameters; the checkpoint holds all of them,
+    // so one process continues exactly (a missing moment would start again from zero).
+    alone(
+        many.path(),
+        &[
+            "--set",
+            "grad_accumulation=2",
+            "--set",
+            "epochs=3",
+            "--resume",
+            "latest",
+            "--resume-changed",
+        ],
+    );
+    // The 2-epoch run measured its test split too: those rows are its own.
+    let trained = |dir: &Path| {
+        let metrics = std::fs::read_to_string(run_dir(dir).join("metrics.csv")).unwrap();
+        let rows: Vec<String> = metrics
+            .lines()
+            .filter(|row| !row.contains(",test,"))
+            .map(str::to_owned)
+            .collect();
+        rows
+    };
+    assert_eq!(trained(one.path()), trained(many.path()));
+    let model = "checkpoint/model-3.bpk";
+    assert_eq!(
+        weights(&run_dir(one.path()).join(model)),
+        weights(&run_dir(many.path()).join(model))
+    );
 }
