@@ -145,11 +145,10 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
         ),
         ConfigKey::new(
             "seed",
-            "Seed of the device RNG, set before the model is initialised.",
+            "Seed of the device RNG, set before the model is initialised, and of each training step's random numbers.",
             option(quote!(u64)),
             values::opt_u64(&exp.seed),
-        )
-        .expansion_only(),
+        ),
         ConfigKey {
             to_option: Some(ToOption::Path),
             ..ConfigKey::new(

@@ -32,6 +32,13 @@ pub struct FitOptions {
     pub batch_size: usize,
     /// Shuffle seed for the training split; `None` keeps dataset order.
     pub shuffle: Option<u64>,
+    /// The run's seed (`seed:`): the random numbers a training step draws (dropout) come from
+    /// a stream of its own, seeded from this seed (0 without one), the epoch and the batch's
+    /// position in it, so they do not depend on what ran before: the same on resume, with
+    /// workers, and on every rank of a data-parallel run. Not written when `None`, as before
+    /// the field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Threads building batches ahead of the training thread (0: build on it).
     pub workers: usize,
     /// Batches whose gradients are summed before each optimizer step.
@@ -103,6 +110,7 @@ impl Default for FitOptions {
             epochs: 1,
             batch_size: 1,
             shuffle: None,
+            seed: None,
             workers: 0,
             grad_accumulation: None,
             grad_clip: None,

@@ -11,4 +11,5 @@ pub use ints::checked_ints;
 pub(crate) use loader::Shard;
 pub use loader::{DataError, EpochBatches, Loader};
 pub use order::epoch_seed;
+pub(crate) use order::splitmix64;
 pub use splits::Data;

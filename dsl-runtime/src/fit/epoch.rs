@@ -6,6 +6,7 @@ use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
 use super::clip::{clip_error, clip_global_norm, clip_sharded};
+use super::draws::Draws;
 use super::ema::Ema;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::FitError;
@@ -111,6 +112,8 @@ pub(super) struct TrainState<M: TrainStep> {
     pub lr_scale: f64,
     /// The other ranks, in a data-parallel run.
     pub parallel: Option<DataParallel<M>>,
+    /// The random numbers of each step, seeded per batch.
+    pub draws: Option<Draws>,
 }
 
 /// A data-parallel run's exchange, and its generic code.
@@ -171,6 +174,7 @@ impl<M: LearnerModel> TrainState<M> {
             ema: None,
             lr_scale: 1.0,
             parallel: None,
+            draws: None,
         }
     }
 
@@ -195,6 +199,13 @@ impl<M: LearnerModel> TrainState<M> {
             Some(bytes) => OptimizerRecord::from_bytes(bytes.clone())
                 .map_err(|e| ParallelError::State(e.to_string()).into()),
             None => Ok(self.optimizer.to_record()),
+        }
+    }
+
+    /// Seeds the step of batch `batch` (1-based) of `epoch`.
+    fn before_step(&self, epoch: usize, batch: usize) {
+        if let Some(draws) = &self.draws {
+            draws.before_step(epoch, batch);
         }
     }
 
@@ -268,6 +279,7 @@ impl<M: LearnerModel> TrainState<M> {
                 }
             };
 
+            self.before_step(epoch, index);
             let output = TrainStep::step(&self.model, batch);
             let grads = match self.grad_accumulation {
                 None => Some(output.grads),
@@ -453,6 +465,7 @@ impl<M: LearnerModel> TrainState<M> {
             let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
                 None => None,
                 Some(Ok(batch)) => {
+                    self.before_step(epoch, done + position + rank + 1);
                     let output = TrainStep::step(&self.model, batch);
                     Some((output.grads, output.item.sync()?))
                 }

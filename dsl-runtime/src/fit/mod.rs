@@ -2,6 +2,7 @@
 
 pub mod callback;
 mod clip;
+mod draws;
 mod early_stop;
 mod ema;
 pub mod engine;
@@ -292,6 +293,7 @@ impl<M: LearnerModel> Fit<M> {
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
         options.validate()?;
+        crate::model::placement::draw(ModelRef::new(&model));
         let parallel = parallel.and_then(|code| crate::parallel::group().map(|g| (g, code)));
         let options = match &parallel {
             Some((group, _)) => parallel_options(options, *group)?,
@@ -443,6 +445,7 @@ impl<M: LearnerModel> Fit<M> {
         );
         state.ema = ema;
         state.parallel = parallel;
+        state.draws = Some(draws::Draws::new(train_device.clone(), options.seed));
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,

@@ -41,8 +41,16 @@ pub fn to_run_device<M: Module + 'static>(model: M, device: &Device) -> M {
     if init_device(device) == *device {
         return model;
     }
-    ModelRef::new(&model).visit(&mut Draw);
+    draw(ModelRef::new(&model));
     AnyModule::new(model).fork(device).into_inner()
+}
+
+/// Initializes `model`'s lazy parameters where they were built, in the model's order. The fit
+/// loop does it before the first step, whose random numbers are seeded per batch
+/// (`fit/draws.rs`): a parameter left lazy would otherwise be drawn from that batch's stream
+/// instead of the generator `seed` set.
+pub(crate) fn draw(model: ModelRef<'_>) {
+    model.visit(&mut Draw);
 }
 
 /// Reads every parameter, which initializes the lazy ones where they were built.

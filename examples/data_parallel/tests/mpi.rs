@@ -13,6 +13,7 @@ use seed::Mlp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_data_parallel");
 const PANICKING: &str = env!("CARGO_BIN_EXE_panicking");
+const MASKED: &str = env!("CARGO_BIN_EXE_masked");
 
 fn mpirun(ranks: usize, bin: &str, artifacts: &Path, flags: &[&str]) -> Command {
     let mut command = Command::new("mpirun");
@@ -396,4 +397,28 @@ fn one_process_continues_an_n_rank_run_from_the_optimizer_state_rank_0_gathered(
         weights(&run_dir(one.path()).join(model)),
         weights(&run_dir(many.path()).join(model))
     );
+}
+
+#[test]
+fn with_dropout_n_ranks_draw_what_one_process_draws() {
+    for ranks in [2, 3] {
+        let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let output = Command::new(MASKED)
+            .arg("--artifacts")
+            .arg(one.path())
+            .args(["--set", &format!("grad_accumulation={ranks}")])
+            .args(device_flags())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let output = mpirun(ranks, MASKED, many.path(), &[]).output().unwrap();
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let metrics = |dir: &Path| {
+            std::fs::read_to_string(dir.join("masked_parallel/run-1/metrics.csv")).unwrap()
+        };
+        assert!(
+            metrics(one.path()) == metrics(many.path()),
+            "{ranks} ranks: metrics.csv differs"
+        );
+    }
 }
