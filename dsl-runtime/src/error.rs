@@ -71,8 +71,9 @@ pub enum FitError {
     },
     /// Resuming would continue a run with other settings than it was trained with.
     #[error(
-        "resuming would mix two experiments: {}; resume with the saved values (e.g. `--config <run>/config.json`), or pass `--resume-changed` to continue anyway (recorded in config.json)",
-        changes.join("; ")
+        "resuming would mix two experiments: {}; {}, or pass `--resume-changed` to continue anyway (recorded in config.json)",
+        changes.join("; "),
+        resume_fix(changes)
     )]
     ResumeChanged {
         /// Each differing setting: `key: saved X, now Y`.
@@ -215,4 +216,28 @@ pub struct SettingError {
     pub option: &'static str,
     /// What is wrong and what to do.
     pub message: String,
+}
+
+/// How to resume with the saved settings: the saved config for config values, the saved
+/// number of processes (not a config value) for `ranks`.
+fn resume_fix(changes: &[String]) -> String {
+    let mut fixes = Vec::new();
+    for change in changes {
+        match change.strip_prefix("`ranks`: saved ") {
+            Some(saved) => {
+                let saved = saved.split(',').next().unwrap_or_default();
+                fixes.push(match saved.parse::<usize>() {
+                    Ok(n) => format!("relaunch with `mpirun -n {n}`, as the run was trained"),
+                    Err(_) => "start it without `mpirun`, as the run was trained".to_owned(),
+                });
+            }
+            None if fixes.iter().all(|f| !f.starts_with("resume with")) => {
+                fixes.push(
+                    "resume with the saved values (e.g. `--config <run>/config.json`)".to_owned(),
+                );
+            }
+            None => {}
+        }
+    }
+    fixes.join(" and ")
 }

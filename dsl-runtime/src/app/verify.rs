@@ -92,6 +92,11 @@ impl Recorded {
         if let Some(saved) = saved {
             options.limit_train_batches = saved.limit_train_batches;
             options.limit_valid_batches = saved.limit_valid_batches;
+            // An N-rank run is defined as, and tested equal to, one process accumulating N
+            // batches per step: that is the rerun.
+            if let Some(ranks) = saved.ranks {
+                options.grad_accumulation = Some(ranks);
+            }
         }
         options.resume = None;
         options.run = None;
@@ -140,8 +145,14 @@ impl Recorded {
             let steps: std::collections::HashSet<usize> =
                 recorded.iter().filter_map(|r| r.key.step).collect();
             let epoch_values = recorded.iter().filter(|r| r.key.step.is_none()).count();
+            let how = match self.ranks() {
+                Some(n) => format!(
+                    " (the {n}-rank run rerun in one process accumulating {n} batches per step, the run it equals)"
+                ),
+                None => String::new(),
+            };
             return Ok(format!(
-                "reproduced {}: {} steps and {epoch_values} epoch values, bit-identical",
+                "reproduced {}: {} steps and {epoch_values} epoch values, bit-identical{how}",
                 self.dir.display(),
                 steps.len(),
             ));
@@ -161,6 +172,11 @@ impl Recorded {
             difference: difference.join("\n  "),
             causes: self.causes(config),
         })
+    }
+
+    /// The number of ranks of a data-parallel recorded run.
+    fn ranks(&self) -> Option<u64> {
+        self.config["ranks"].as_u64()
     }
 
     /// Every recorded fact that differs in the rerun, and what made the recorded run itself
@@ -188,6 +204,11 @@ impl Recorded {
                     "resume",
                 ] {
                     map.remove(key);
+                }
+                // An N-rank run is rerun as one process accumulating N batches.
+                if self.ranks().is_some() {
+                    map.remove("ranks");
+                    map.remove("grad_accumulation");
                 }
             }
             config

@@ -227,6 +227,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         if let Some(reason) = &stop {
             summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
         }
+        if let Some(parallel) = &self.state.parallel {
+            summary.push_str(&format!("\n{}\n", parallel.exchange.traffic.summary()));
+        }
         let written = self.write_summary(&summary);
         if let Some(saving) = saving {
             saving.writer.finish()?;
@@ -239,9 +242,6 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 eprintln!("early stopping: {}", early_stop.reason());
             }
             eprint!("{summary}");
-            if let Some(parallel) = &self.state.parallel {
-                eprintln!("{}", parallel.exchange.traffic.summary());
-            }
         }
         let averaged = self.state.ema.take().map(Ema::into_average);
         Ok(FitReport {

@@ -34,6 +34,7 @@ impl Mirror {
                 temporary: false,
             });
         }
+        reclaim(&std::env::temp_dir());
         let path = Self::private(group.rank());
         let mirror = Self {
             path,
@@ -55,6 +56,32 @@ impl Mirror {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         std::env::temp_dir().join(format!("dsl-rank{rank}-{}-{nanos}", std::process::id()))
+    }
+}
+
+/// Removes the copies in `dir` of ranks whose process is gone: a rank killed (or ended by
+/// another rank's abort) while it held one never ran its `Drop`. A copy names its process
+/// (`dsl-rank{rank}-{pid}-{nanos}`); where `/proc` does not list processes, nothing is removed.
+fn reclaim(dir: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("dsl-rank"))
+            .and_then(|rest| rest.split('-').nth(1))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -124,7 +151,24 @@ fn decode(mut bytes: &[u8]) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode, encode};
+    use super::{decode, encode, reclaim};
+
+    #[test]
+    fn copies_of_ranks_that_are_gone_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // No process has a pid this large (Linux caps them at 2^22).
+        let gone = dir.path().join("dsl-rank1-99999999-17");
+        let live = dir
+            .path()
+            .join(format!("dsl-rank1-{}-18", std::process::id()));
+        let other = dir.path().join("dsl-rankings");
+        for folder in [&gone, &live, &other] {
+            std::fs::create_dir_all(folder.join("checkpoint")).unwrap();
+        }
+        reclaim(dir.path());
+        assert!(!gone.exists());
+        assert!(live.exists() && other.exists());
+    }
 
     #[test]
     fn files_read_back_as_sent_and_never_outside_the_folder() {

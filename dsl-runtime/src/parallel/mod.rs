@@ -161,6 +161,22 @@ fn launched_size() -> Option<usize> {
         })
 }
 
+/// This process's rank and the number of processes, when a launcher started several: read
+/// from the launcher's variables, without MPI (an experiment without the key has none).
+pub(crate) fn launched() -> Option<(usize, usize)> {
+    let size = launched_size().filter(|&n| n > 1)?;
+    let rank = [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .find_map(|name| std::env::var(name).ok()?.parse().ok())
+    .unwrap_or(0);
+    Some((rank, size))
+}
+
 /// Joins the job this process was launched in, for an experiment with `data_parallel: mpi`.
 /// Alone (no launcher), nothing happens and training is as without the key.
 pub fn join() -> Result<Joined, ParallelError> {

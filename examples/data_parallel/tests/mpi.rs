@@ -14,6 +14,7 @@ use seed::Mlp;
 const BIN: &str = env!("CARGO_BIN_EXE_data_parallel");
 const PANICKING: &str = env!("CARGO_BIN_EXE_panicking");
 const MASKED: &str = env!("CARGO_BIN_EXE_masked");
+const PLAIN: &str = env!("CARGO_BIN_EXE_plain");
 
 fn mpirun(ranks: usize, bin: &str, artifacts: &Path, flags: &[&str]) -> Command {
     let mut command = Command::new("mpirun");
@@ -179,6 +180,12 @@ fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
         assert_eq!(runs.len(), 1);
         let config = std::fs::read_to_string(run_dir(many.path()).join("config.json")).unwrap();
         assert!(config.contains(&format!("\"ranks\": {ranks}")), "{config}");
+        // The summary keeps the exchange's line.
+        let summary = std::fs::read_to_string(run_dir(many.path()).join("summary.md")).unwrap();
+        assert!(
+            summary.contains(&format!("data parallel over {ranks} ranks: weights equal")),
+            "{summary}"
+        );
     }
 }
 
@@ -280,18 +287,35 @@ fn a_panic_on_one_rank_ends_the_job_with_its_message() {
 #[test]
 fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
     let dir = tempfile::tempdir().unwrap();
+    // The ranks' private copies of the run go to this temporary folder: none may stay.
+    let tmp = tempfile::tempdir().unwrap();
+    let leftovers = || -> Vec<String> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    // A copy of a rank killed earlier (its process gone) is reclaimed by the next resume.
+    std::fs::create_dir_all(tmp.path().join("dsl-rank1-99999999-5/checkpoint")).unwrap();
     let output = mpirun(2, BIN, dir.path(), &["--set", "epochs=2"])
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     let resume = ["--set", "epochs=3", "--resume", "latest"];
-    let output = mpirun(3, BIN, dir.path(), &resume).output().unwrap();
+    let output = mpirun(3, BIN, dir.path(), &resume)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(leftovers(), Vec::<String>::new());
     let stderr = text(&output.stderr);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("resuming would mix two experiments: `ranks`: saved 2, now 3"),
+        stderr.contains("resuming would mix two experiments: `ranks`: saved 2, now 3; relaunch with `mpirun -n 2`, as the run was trained, or pass `--resume-changed`"),
         "{stderr}"
     );
+    // Rank 0 alone says it.
+    assert_eq!(stderr.matches("resuming would mix").count(), 1, "{stderr}");
     // With `--resume-changed` the run continues, each step now summing three batches.
     let changed = [
         "--set",
@@ -300,8 +324,12 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
         "latest",
         "--resume-changed",
     ];
-    let output = mpirun(3, BIN, dir.path(), &changed).output().unwrap();
+    let output = mpirun(3, BIN, dir.path(), &changed)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(leftovers(), Vec::<String>::new());
     let config = std::fs::read_to_string(run_dir(dir.path()).join("config.json")).unwrap();
     assert!(
         config.contains("\"ranks\": 3") && config.contains("`ranks`: saved 2, now 3"),
@@ -421,4 +449,49 @@ fn with_dropout_n_ranks_draw_what_one_process_draws() {
             "{ranks} ranks: metrics.csv differs"
         );
     }
+}
+
+#[test]
+fn an_experiment_without_the_key_refuses_mpirun_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = mpirun(2, PLAIN, dir.path(), &[]).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(
+        stderr
+            .matches("this experiment has no `data_parallel` key")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("add `data_parallel: mpi`"), "{stderr}");
+    assert!(!dir.path().join("plain").exists(), "nothing trained");
+}
+
+#[test]
+fn verify_reruns_an_n_rank_run_as_the_one_process_run_it_equals() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = mpirun(2, BIN, dir.path(), &["--set", "epochs=2"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = Command::new(BIN)
+        .arg("--verify")
+        .arg(run_dir(dir.path()))
+        .args(device_flags())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout,
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "bit-identical (the 2-rank run rerun in one process accumulating 2 batches per step"
+        ),
+        "{stdout}"
+    );
 }

@@ -64,6 +64,15 @@ pub trait Experiment {
 pub fn run<E: Experiment>(
     after: impl FnOnce(&E::Config, &FitReport<E::Model>) -> Result<(), FitError>,
 ) -> ExitCode {
+    if let (false, Some((rank, size))) = (E::DATA_PARALLEL, parallel::launched()) {
+        // Each process would train the whole run on its own and write it `size` times over.
+        if rank == 0 {
+            eprintln!(
+                "error: launched as one of {size} processes (`mpirun`, `srun`), but this experiment has no `data_parallel` key: each process would train its own full run; add `data_parallel: mpi` to its `training!` to train one run over the processes, or start it without a launcher"
+            );
+        }
+        return ExitCode::from(2);
+    }
     let joined = match E::DATA_PARALLEL.then(parallel::join).transpose() {
         Ok(joined) => joined,
         Err(err) => {

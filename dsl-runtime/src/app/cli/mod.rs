@@ -550,6 +550,12 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
             match group {
                 // The other ranks wait for this one's next message: end them all.
                 Some(group) => {
+                    // A refusal (a setting, a resume) reaches every rank alike: rank 0 says
+                    // it, and its abort ends the others before they would. A rank with an
+                    // error of its own, which rank 0 does not meet, says it a moment later.
+                    if group.rank() != 0 {
+                        std::thread::sleep(std::time::Duration::from_secs(3));
+                    }
                     eprintln!("error (rank {} of {}): {err}", group.rank(), group.size());
                     group.abort(code)
                 }
