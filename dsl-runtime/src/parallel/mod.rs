@@ -43,9 +43,9 @@ pub trait Collective: Send + Sync {
     /// Every rank's `bytes`, in rank order, received into `buffer` (a buffer reused from one
     /// step to the next is neither zeroed nor faulted in again).
     fn all_gather(&self, bytes: &[u8], buffer: Vec<u8>) -> Gathered;
-    /// `parts[s]` to rank `s`, for every `s`; received: what every rank sent this one, in
-    /// rank order, into `buffer` (reused as in [`Collective::all_gather`]).
-    fn all_to_all(&self, parts: &[Vec<u8>], buffer: Vec<u8>) -> Gathered;
+    /// `send`, cut after each of `ends`, part `s` to rank `s`; received: what every rank sent
+    /// this one, in rank order, into `buffer` (reused as in [`Collective::all_gather`]).
+    fn all_to_all(&self, send: &[u8], ends: &[usize], buffer: Vec<u8>) -> Gathered;
     /// Every rank's `bytes` on rank 0 (`None` on the others, which keep no copy).
     fn gather(&self, bytes: &[u8]) -> Option<Gathered>;
     /// Rank 0's `bytes` on every rank (the others' `bytes` are ignored).

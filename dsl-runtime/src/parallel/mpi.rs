@@ -46,25 +46,29 @@ impl Collective for World {
             let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             self.0.all_gather_varcount_into(bytes, &mut partition);
         }
-        Gathered::new(all, ends(&counts, &displs))
+        Gathered::new(all, ends_of(&counts, &displs))
     }
 
-    fn all_to_all(&self, parts: &[Vec<u8>], mut received: Vec<u8>) -> Gathered {
-        let sizes: Vec<Count> = parts.iter().map(|p| p.len() as Count).collect();
+    fn all_to_all(&self, send: &[u8], ends: &[usize], mut received: Vec<u8>) -> Gathered {
+        let sizes: Vec<Count> = ends
+            .iter()
+            .scan(0, |start, &end| {
+                let size = end - *start;
+                *start = end;
+                Some(size as Count)
+            })
+            .collect();
         let mut counts = vec![0 as Count; self.size()];
         self.0.all_to_all_into(&sizes[..], &mut counts[..]);
         let displs = starts(&counts);
         received.resize(total(&counts), 0);
-        // MPI sends from one buffer; the parts are built apart (one per owner), so they are
-        // joined here, a copy of what this rank sends.
-        let sent: Vec<u8> = parts.concat();
         {
             let send_displs = starts(&sizes);
-            let send = Partition::new(&sent[..], &sizes[..], &send_displs[..]);
+            let send = Partition::new(send, &sizes[..], &send_displs[..]);
             let mut partition = PartitionMut::new(&mut received[..], &counts[..], &displs[..]);
             self.0.all_to_all_varcount_into(&send, &mut partition);
         }
-        Gathered::new(received, ends(&counts, &displs))
+        Gathered::new(received, ends_of(&counts, &displs))
     }
 
     fn gather(&self, bytes: &[u8]) -> Option<Gathered> {
@@ -83,7 +87,7 @@ impl Collective for World {
             let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             root.gather_varcount_into_root(bytes, &mut partition);
         }
-        Some(Gathered::new(all, ends(&counts, &displs)))
+        Some(Gathered::new(all, ends_of(&counts, &displs)))
     }
 
     fn broadcast(&self, mut bytes: Vec<u8>) -> Vec<u8> {
@@ -116,7 +120,7 @@ fn total(counts: &[Count]) -> usize {
     counts.iter().map(|&c| c as usize).sum()
 }
 
-fn ends(counts: &[Count], starts: &[Count]) -> Vec<usize> {
+fn ends_of(counts: &[Count], starts: &[Count]) -> Vec<usize> {
     counts
         .iter()
         .zip(starts)

@@ -103,7 +103,6 @@ fn state(error: impl std::fmt::Display) -> ParallelError {
 
 #[cfg(test)]
 mod tests {
-    use burn::module::Module;
     use burn::nn::{Linear, LinearConfig};
     use burn::optim::{AdamConfig, GradientsParams};
     use burn::tensor::{Device, Tensor};

@@ -34,9 +34,11 @@ pub(crate) struct Parallel<O> {
     device: Device,
     owners: Owners,
     pub traffic: Traffic,
-    /// The bytes for each rank, and the receive buffer, kept between steps: a reused buffer
-    /// is neither zeroed nor faulted in again.
-    parts: Vec<Vec<u8>>,
+    /// The bytes for the other ranks (one after the other, cut after each of `ends`), and the
+    /// receive buffer, kept between steps: a reused buffer is neither zeroed nor faulted in
+    /// again.
+    send: Vec<u8>,
+    ends: Vec<usize>,
     received: Vec<u8>,
     /// Rank 0: every rank's optimizer state as of the last [`Parallel::gather_state`], for
     /// the checkpoint rank 0 writes.
@@ -82,7 +84,8 @@ impl<O> Parallel<O> {
                 owned: owners.share(),
             },
             owners,
-            parts: vec![Vec::new(); group.size()],
+            send: Vec::new(),
+            ends: Vec::with_capacity(group.size()),
             received: Vec::new(),
             gathered_state: None,
         }
@@ -108,6 +111,8 @@ impl<O> Parallel<O> {
         interrupted: bool,
     ) -> Result<Exchanged<O>, ParallelError> {
         let (rank, size) = (self.group.rank(), self.group.size());
+        self.send.clear();
+        self.ends.clear();
         let (own, item) = match mine {
             Some((grads, item)) => {
                 let mut by_owner = ByOwner {
@@ -118,27 +123,30 @@ impl<O> Parallel<O> {
                 };
                 model.visit(&mut by_owner);
                 let item = (self.codec.parts)(item);
-                for (to, part) in self.parts.iter_mut().enumerate() {
+                for (to, grads) in by_owner.to.iter().enumerate() {
                     if to != rank {
-                        Share::encode(interrupted, &by_owner.to[to], &item, part);
+                        Share::encode(interrupted, grads, &item, &mut self.send);
                     }
+                    self.ends.push(self.send.len());
                 }
                 (Some(grads), item)
             }
             None => {
-                for part in &mut self.parts {
-                    Share::encode(interrupted, &[], &[], part);
+                for to in 0..size {
+                    if to != rank {
+                        Share::encode(interrupted, &[], &[], &mut self.send);
+                    }
+                    self.ends.push(self.send.len());
                 }
                 (None, Vec::new())
             }
         };
-        self.parts[rank].clear();
         let started = Instant::now();
-        let gathered = self
-            .group
-            .all_to_all(&self.parts, std::mem::take(&mut self.received));
+        let gathered =
+            self.group
+                .all_to_all(&self.send, &self.ends, std::mem::take(&mut self.received));
         self.traffic.waited += started.elapsed();
-        self.traffic.sent += self.parts.iter().map(Vec::len).sum::<usize>();
+        self.traffic.sent += self.send.len();
         self.traffic.steps += 1;
         // This rank's own gradients and output are used as they are; the others' are read back.
         let mut own = own.map(|grads| (grads, item));
@@ -204,15 +212,14 @@ impl<O> Parallel<O> {
         &mut self,
         tensors: &[Option<TensorData>],
     ) -> Result<Vec<Vec<Option<TensorData>>>, ParallelError> {
-        let mut send = std::mem::take(&mut self.parts[0]);
-        encode_tensors(tensors, &mut send);
+        self.send.clear();
+        encode_tensors(tensors, &mut self.send);
         let started = Instant::now();
         let gathered = self
             .group
-            .all_gather(&send, std::mem::take(&mut self.received));
+            .all_gather(&self.send, std::mem::take(&mut self.received));
         self.traffic.waited += started.elapsed();
-        self.traffic.sent += send.len();
-        self.parts[0] = send;
+        self.traffic.sent += self.send.len();
         let all = decode_all(&gathered);
         self.received = gathered.into_buffer();
         all

@@ -19,15 +19,14 @@ pub(crate) struct Share {
 }
 
 impl Share {
-    /// The bytes of a share, written over `out`: encoded from borrowed parts, since one rank
-    /// sends its step output to every other.
+    /// The bytes of a share, appended to `out` (one buffer holds the shares for every rank):
+    /// encoded from borrowed parts, since one rank sends its step output to every other.
     pub fn encode(
         interrupted: bool,
         grads: &[Option<TensorData>],
         item: &[TensorData],
         out: &mut Vec<u8>,
     ) {
-        out.clear();
         out.push(u8::from(interrupted));
         put_optional(out, grads);
         put_len(out, item.len());
@@ -166,7 +165,7 @@ mod tests {
             ],
             item: vec![TensorData::new(vec![3i64, 1], [2])],
         };
-        let mut bytes = vec![9; 3];
+        let mut bytes = Vec::new();
         Share::encode(share.interrupted, &share.grads, &share.item, &mut bytes);
         assert_eq!(Share::decode(&bytes).unwrap(), share);
         for cut in [0, 1, 9, bytes.len() / 2, bytes.len() - 1] {
