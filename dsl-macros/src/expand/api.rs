@@ -408,10 +408,11 @@ fn with_options(
     let data_parallel = exp.data_parallel.as_ref().map(|key| {
         let f = Ident::new("sent_between_ranks", Span::mixed_site());
         let call = respan(quote!(#f()), key.span());
+        // The step's one output type is both steps' output: one bound, one call.
         quote_spanned! {key.span()=>
             .data_parallel({
-                fn #f<T: #Rt::Portable>() -> #Rt::ItemCodec<T> {
-                    #Rt::ItemCodec::of()
+                fn #f<T: #Rt::Portable>() -> (#Rt::ItemCodec<T>, #Rt::ItemCodec<T>) {
+                    (#Rt::ItemCodec::of(), #Rt::ItemCodec::of())
                 }
                 #call
             })

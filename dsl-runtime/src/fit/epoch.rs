@@ -20,7 +20,7 @@ use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::parallel::ParallelError;
-use crate::parallel::step::Parallel;
+use crate::parallel::step::{Outputs, Parallel};
 
 /// Where an epoch's values go.
 pub(super) struct EpochSink<'a> {
@@ -91,7 +91,7 @@ pub(super) enum EpochOutcome {
 }
 
 /// The model and what moves it: the optimizer and the learning-rate schedule.
-pub(super) struct TrainState<M: TrainStep> {
+pub(super) struct TrainState<M: LearnerModel> {
     pub model: M,
     /// How an optimizer step updates `model`.
     optimize: super::Optimize<M>,
@@ -116,18 +116,30 @@ pub(super) struct TrainState<M: TrainStep> {
     pub draws: Option<Draws>,
 }
 
-/// A data-parallel run's exchange, and its generic code.
-pub(super) struct DataParallel<M: TrainStep> {
+/// A data-parallel run's exchanges (training steps, validation outputs), and its generic code.
+pub(super) struct DataParallel<M: LearnerModel> {
     pub exchange: Parallel<TrainOutputOf<M>>,
+    pub valid: Outputs<ValidOutputOf<M>>,
     pub code: ParallelCode<M>,
 }
 
 /// The data-parallel epoch and the check of the ranks' weights, as pointers that only
 /// `Fit::data_parallel` creates: an experiment without the key compiles neither.
-pub(super) struct ParallelCode<M: TrainStep> {
+pub(super) struct ParallelCode<M: LearnerModel> {
     epoch: ParallelEpoch<M>,
+    valid: ParallelValid<M>,
     pub check: WeightCheck<M>,
 }
+
+/// [`valid_epoch_parallel`].
+type ParallelValid<M> = fn(
+    &M,
+    &mut dyn Shard<<M as InferenceStep>::Input>,
+    &mut Outputs<ValidOutputOf<M>>,
+    &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
+    &[usize],
+    &mut EpochSink<'_>,
+) -> Result<(), FitError>;
 
 /// `Parallel::same_weights`.
 type WeightCheck<M> = fn(&mut Parallel<TrainOutputOf<M>>, &M, usize) -> Result<(), ParallelError>;
@@ -147,6 +159,7 @@ impl<M: LearnerModel> ParallelCode<M> {
     pub fn of() -> Self {
         Self {
             epoch: TrainState::<M>::train_epoch_parallel,
+            valid: valid_epoch_parallel::<M>,
             check: |parallel, model, epoch| parallel.same_weights(ModelRef::new(model), epoch),
         }
     }
@@ -200,6 +213,45 @@ impl<M: LearnerModel> TrainState<M> {
                 .map_err(|e| ParallelError::State(e.to_string()).into()),
             None => Ok(self.optimizer.to_record()),
         }
+    }
+
+    /// One pass over the validation split (`valid_epoch`); on a rank of a data-parallel run,
+    /// its share of the batches, the outputs measured together. `false` when Ctrl-C/SIGTERM
+    /// stopped it.
+    pub fn validate<I>(
+        &mut self,
+        loader: &Loader<I, <M as InferenceStep>::Input>,
+        metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<bool, FitError>
+    where
+        I: Clone + Send + Sync + 'static,
+    {
+        let Some(mut parallel) = self.parallel.take() else {
+            return valid_epoch(
+                self.evaluated(),
+                loader,
+                metrics,
+                series,
+                ctx,
+                self.interruptible,
+            );
+        };
+        let group = parallel.valid.group;
+        let mut batches =
+            loader.epoch_shard(ctx.epoch, ctx.limits.1, 0, (group.rank(), group.size()));
+        let valid = parallel.code.valid;
+        let measured = valid(
+            self.evaluated(),
+            &mut batches,
+            &mut parallel.valid,
+            metrics,
+            series,
+            ctx,
+        );
+        self.parallel = Some(parallel);
+        measured.map(|()| true)
     }
 
     /// Seeds the step of batch `batch` (1-based) of `epoch`.
@@ -512,9 +564,55 @@ impl<M: LearnerModel> TrainState<M> {
     }
 }
 
+/// [`valid_epoch`] as one rank of a data-parallel run: rank `r` measures batches `r`, `r + N`,
+/// ... of the split; every rank receives the outputs of each group of `N` batches in batch
+/// order and feeds its metrics all of them, so that every metric, early stopping, plateaus and
+/// `best(..)` see the one-process values on every rank.
+fn valid_epoch_parallel<M: LearnerModel>(
+    model: &M,
+    batches: &mut dyn Shard<<M as InferenceStep>::Input>,
+    outputs: &mut Outputs<ValidOutputOf<M>>,
+    metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
+    series: &[usize],
+    ctx: &mut EpochSink<'_>,
+) -> Result<(), FitError> {
+    let model = model.valid();
+    let (rank, size) = (outputs.group.rank(), outputs.group.size());
+    let positions = batches.positions();
+    let mut position = 0;
+    while position < positions {
+        let group = size.min(positions - position);
+        let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
+            None => None,
+            Some(Ok(batch)) => Some(InferenceStep::step(&model, batch).sync()?),
+            Some(Err(source)) => {
+                return Err(FitError::Data {
+                    split: Split::Valid,
+                    epoch: ctx.epoch,
+                    batch: position + rank + 1,
+                    source,
+                });
+            }
+        };
+        let items = outputs.gather(mine.as_ref(), group)?;
+        for (k, item) in items.iter().enumerate() {
+            let metadata = MetricMetadata {
+                progress: batches.progress_at(position + k),
+                iteration: Some(position + k + 1),
+                lr: None,
+            };
+            for metric in metrics.iter_mut() {
+                feed(Split::Valid, metric.as_mut(), item, &metadata)?;
+            }
+        }
+        position += group;
+    }
+    ctx.finish(Split::Valid, metrics, series)
+}
+
 /// One pass over the validation split with the model in inference mode, on the non-autodiff
 /// device: no graph is recorded. `false` when Ctrl-C/SIGTERM stopped it (`interruptible`).
-pub(super) fn valid_epoch<M, I>(
+fn valid_epoch<M, I>(
     model: &M,
     loader: &Loader<I, <M as InferenceStep>::Input>,
     metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],

@@ -41,7 +41,7 @@ use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::parallel::mirror::Mirror;
-use crate::parallel::step::Parallel;
+use crate::parallel::step::{Outputs, Parallel};
 use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
 use crate::spec::GradClip;
@@ -75,8 +75,15 @@ pub struct Fit<M: LearnerModel> {
     callbacks: Vec<Box<dyn Callback>>,
     hyperparameters: serde_json::Value,
     provenance: Option<Provenance>,
-    parallel: Option<(ItemCodec<TrainOutputOf<M>>, ParallelCode<M>)>,
+    parallel: Option<ParallelSetup<M>>,
     optimize: Optimize<M>,
+}
+
+/// What [`Fit::data_parallel`] was given: how step outputs travel, and the code for it.
+struct ParallelSetup<M: LearnerModel> {
+    train: ItemCodec<TrainOutputOf<M>>,
+    valid: ItemCodec<ValidOutputOf<M>>,
+    code: ParallelCode<M>,
 }
 
 /// How an optimizer step updates the model: `TrainStep::optimize`, the model's own.
@@ -257,10 +264,18 @@ impl<M: LearnerModel> Fit<M> {
 
     /// Trains data-parallel when this process is one of several ranks of a job
     /// ([`crate::parallel`], `data_parallel: mpi`): the run equals one process's with
-    /// `grad_accumulation` set to the number of ranks. `codec` sends step outputs between ranks
-    /// (`ItemCodec::of()`). Alone, the run is as without this call.
-    pub fn data_parallel(mut self, codec: ItemCodec<TrainOutputOf<M>>) -> Self {
-        self.parallel = Some((codec, ParallelCode::of()));
+    /// `grad_accumulation` set to the number of ranks. `codecs` send the training and the
+    /// validation step outputs between ranks (`(ItemCodec::of(), ItemCodec::of())`). Alone,
+    /// the run is as without this call.
+    pub fn data_parallel(
+        mut self,
+        (train, valid): (ItemCodec<TrainOutputOf<M>>, ItemCodec<ValidOutputOf<M>>),
+    ) -> Self {
+        self.parallel = Some(ParallelSetup {
+            train,
+            valid,
+            code: ParallelCode::of(),
+        });
         self
     }
 
@@ -419,14 +434,15 @@ impl<M: LearnerModel> Fit<M> {
             (Some(decay), None) => Some(Ema::new(&model, decay)),
             (None, _) => None,
         };
-        let parallel = parallel.map(|(group, (codec, code))| DataParallel {
+        let parallel = parallel.map(|(group, setup)| DataParallel {
             exchange: Parallel::new(
                 group,
-                codec,
+                setup.train,
                 train_device.clone().inner(),
                 ModelRef::new(&model),
             ),
-            code,
+            valid: Outputs::new(group, setup.valid, train_device.clone().inner()),
+            code: setup.code,
         });
         let optimizer = match &parallel {
             Some(parallel) => {

@@ -5,7 +5,7 @@ use std::time::Instant;
 use burn::train::LearnerModel;
 
 use super::ema::Ema;
-use super::epoch::{self, EpochOutcome, EpochSink, TrainState};
+use super::epoch::{EpochOutcome, EpochSink, TrainState};
 use super::finite::non_finite_weights;
 use super::hooks::{Edge, EpochHook, Features};
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
@@ -118,15 +118,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 }
                 EpochOutcome::Abandoned { step } => return Err(self.interrupted(epoch, step, None)),
             };
-            let validated = epoch::valid_epoch(
-                self.state.evaluated(),
-                &loaders.valid,
-                valid_metrics,
-                &series.valid,
-                &mut sink,
-                // The ranks of a data-parallel run stop together, at an optimizer step.
-                self.state.interruptible && self.state.parallel.is_none(),
-            )?;
+            let validated =
+                self.state
+                    .validate(&loaders.valid, valid_metrics, &series.valid, &mut sink)?;
             if !validated {
                 return Err(self.interrupted(epoch, step, None));
             }
@@ -228,7 +222,11 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
         }
         if let Some(parallel) = &self.state.parallel {
-            summary.push_str(&format!("\n{}\n", parallel.exchange.traffic.summary()));
+            summary.push_str(&format!(
+                "\n{}; {}\n",
+                parallel.exchange.traffic.summary(),
+                parallel.valid.summary()
+            ));
         }
         let written = self.write_summary(&summary);
         if let Some(saving) = saving {

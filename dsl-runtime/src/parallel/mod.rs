@@ -13,8 +13,9 @@
 //! equal to, that one-process run. An owner alone keeps its parameters' optimizer state
 //! (ZeRO stage 1, [`state`]); rank 0 gathers it for its checkpoints.
 //!
-//! Every rank validates on the whole validation split (same weights, same numbers), so early
-//! stopping, plateaus and `best(..)` decide alike everywhere without a message; rank 0 alone
+//! Validation is divided the same way: rank `r` measures every `N`-th batch and every rank
+//! receives all the outputs in batch order ([`step::Outputs`]), so every metric, early
+//! stopping, plateaus and `best(..)` have the one-process values on every rank; rank 0 alone
 //! writes the run directory. A resumed run's checkpoint is read by rank 0 and sent to the
 //! others ([`mirror`]), so no shared filesystem is needed.
 //!

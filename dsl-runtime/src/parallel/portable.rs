@@ -93,6 +93,14 @@ pub struct ItemCodec<T> {
     pub(crate) from_parts: fn(&mut dyn Iterator<Item = TensorData>, &Device) -> Result<T, String>,
 }
 
+impl<T> Clone for ItemCodec<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ItemCodec<T> {}
+
 impl<T: Portable> ItemCodec<T> {
     /// The codec of a [`Portable`] output.
     pub fn of() -> Self {

@@ -265,6 +265,86 @@ impl<O> Parallel<O> {
     }
 }
 
+/// The outputs of a split the ranks measure together (validation): rank `r` measures batches
+/// `r`, `r + N`, ... of the split, and every rank receives every output, in batch order, to
+/// feed its metrics the one-process values.
+pub(crate) struct Outputs<O> {
+    pub group: &'static dyn Collective,
+    codec: ItemCodec<O>,
+    device: Device,
+    send: Vec<u8>,
+    received: Vec<u8>,
+    /// Batches this rank measured, and all of them.
+    measured: (usize, usize),
+}
+
+impl<O> Outputs<O> {
+    pub fn new(group: &'static dyn Collective, codec: ItemCodec<O>, device: Device) -> Self {
+        Self {
+            group,
+            codec,
+            device,
+            send: Vec::new(),
+            received: Vec::new(),
+            measured: (0, 0),
+        }
+    }
+
+    /// What the run's summary says of the split measured together.
+    pub fn summary(&self) -> String {
+        format!(
+            "validation divided: rank {} measured {} of {} batches",
+            self.group.rank(),
+            self.measured.0,
+            self.measured.1
+        )
+    }
+
+    /// Every output of a group of `batches` batches, in batch order, given this rank's (`None`
+    /// when the group has no batch for it).
+    pub fn gather(&mut self, mine: Option<&O>, batches: usize) -> Result<Vec<O>, ParallelError> {
+        let rank = self.group.rank();
+        self.measured.0 += usize::from(mine.is_some());
+        self.measured.1 += batches;
+        let own = mine.map(|item| (self.codec.parts)(item));
+        self.send.clear();
+        Share::encode(
+            false,
+            &[],
+            own.as_deref().unwrap_or_default(),
+            &mut self.send,
+        );
+        let gathered = self
+            .group
+            .all_gather(&self.send, std::mem::take(&mut self.received));
+        let mut own = own;
+        let mut items = Vec::with_capacity(batches);
+        for other in 0..batches {
+            let mine = if other == rank { own.take() } else { None };
+            let parts = match mine {
+                Some(parts) => parts,
+                None => {
+                    Share::decode(gathered.of(other))
+                        .map_err(|message| ParallelError::Wire {
+                            rank: other,
+                            message,
+                        })?
+                        .item
+                }
+            };
+            let item = (self.codec.from_parts)(&mut parts.into_iter(), &self.device).map_err(
+                |message| ParallelError::Wire {
+                    rank: other,
+                    message,
+                },
+            )?;
+            items.push(item);
+        }
+        self.received = gathered.into_buffer();
+        Ok(items)
+    }
+}
+
 /// Each rank's tensor list in a gather.
 fn decode_all(gathered: &Gathered) -> Result<Vec<Vec<Option<TensorData>>>, ParallelError> {
     (0..gathered.len())

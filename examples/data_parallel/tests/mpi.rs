@@ -180,12 +180,18 @@ fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
         assert_eq!(runs.len(), 1);
         let config = std::fs::read_to_string(run_dir(many.path()).join("config.json")).unwrap();
         assert!(config.contains(&format!("\"ranks\": {ranks}")), "{config}");
-        // The summary keeps the exchange's line.
+        // The summary keeps the exchange's line. Validation was divided: of its 5 batches
+        // per epoch, rank 0 measured batches 1, 3, 5 at N = 2 and 1, 4 at N = 3.
         let summary = std::fs::read_to_string(run_dir(many.path()).join("summary.md")).unwrap();
         assert!(
             summary.contains(&format!("data parallel over {ranks} ranks: weights equal")),
             "{summary}"
         );
+        let measured = match ranks {
+            2 => "validation divided: rank 0 measured 9 of 15 batches",
+            _ => "validation divided: rank 0 measured 6 of 15 batches",
+        };
+        assert!(summary.contains(measured), "{summary}");
     }
 }
 
