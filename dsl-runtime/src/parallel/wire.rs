@@ -4,7 +4,7 @@
 //! Written by hand because the exchange is the only format: a few tensors of known order, read
 //! back by the same binary, where a general serializer would copy every value once more.
 
-use burn::tensor::{DType, TensorData};
+use burn::tensor::{Bytes, DType, TensorData};
 
 /// What one rank sends another for an optimizer step.
 #[derive(Debug, PartialEq)]
@@ -136,15 +136,17 @@ impl<'a> Reader<'a> {
         let (dtype, shape): (DType, Vec<usize>) =
             serde_json::from_slice(self.take(head)?).map_err(|e| e.to_string())?;
         let len = self.len()?;
-        let bytes = self.take(len)?.to_vec();
         let expected = shape.iter().product::<usize>() * dtype.size();
-        if bytes.len() != expected {
+        if len != expected {
             return Err(format!(
-                "a tensor of {shape:?} {dtype:?} with {} bytes instead of {expected}",
-                bytes.len()
+                "a tensor of {shape:?} {dtype:?} with {len} bytes instead of {expected}"
             ));
         }
-        Ok(TensorData::from_bytes_vec(bytes, shape, dtype))
+        // Copied once, into memory aligned as Burn's backends want it: a `Vec<u8>` would be
+        // copied a second time to align it (`TensorData::from_bytes_vec`).
+        let mut bytes = Bytes::from_elems(Vec::<u8>::new());
+        bytes.extend_from_byte_slice(self.take(len)?);
+        Ok(TensorData::from_bytes(bytes, shape, dtype))
     }
 }
 
