@@ -132,7 +132,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "seed",
         required: "no",
-        form: "seeds the CPU's RNG, which draws the model's initial weights; each training step's random numbers (dropout) come from a stream of the seed (0 without one), the epoch and the batch's position, so a resumed run, a run with workers and every rank of `data_parallel` draw the same",
+        form: "seeds the CPU's RNG, which draws the model's initial weights; then each training step's random numbers (dropout) come from a stream of the seed, the epoch and the batch's position, so a resumed run, a run with workers and every rank of `data_parallel` draw the same (`data_parallel` without a seed uses 0)",
         default: "none",
     },
     Key {

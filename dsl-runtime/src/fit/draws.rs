@@ -7,6 +7,11 @@
 //! masks than an uninterrupted one, and `mpirun -n 2` other masks than one process
 //! accumulating two batches. With a stream per batch, batch `k` of epoch `e` draws the same
 //! numbers wherever and whenever it is trained.
+//!
+//! Only for a run with a `seed` (or a data-parallel run, with seed 0 when none is given): the
+//! generator is the process's, and seeding it before every step would also reseed the draws
+//! of anything else the process does meanwhile (another thread building a model), which a run
+//! without a seed has no reason to touch.
 
 use burn::tensor::Device;
 
@@ -21,12 +26,14 @@ pub(crate) struct Draws {
 }
 
 impl Draws {
-    /// The draws of a run with `seed` (0 without one) on `device`.
-    pub fn new(device: Device, seed: Option<u64>) -> Self {
-        Self {
-            device,
-            seed: seed.unwrap_or(0),
-        }
+    /// The draws of a run with `seed` on `device`; `None` (the generator left alone) for a
+    /// run without one, unless it is `data_parallel` (seed 0).
+    pub fn new(device: &Device, seed: Option<u64>, data_parallel: bool) -> Option<Self> {
+        let seed = seed.or(data_parallel.then_some(0))?;
+        Some(Self {
+            device: device.clone(),
+            seed,
+        })
     }
 
     /// Seeds the device for the step of batch `batch` (1-based) of `epoch`.

@@ -461,7 +461,7 @@ impl<M: LearnerModel> Fit<M> {
         );
         state.ema = ema;
         state.parallel = parallel;
-        state.draws = Some(draws::Draws::new(train_device.clone(), options.seed));
+        state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,

@@ -110,8 +110,11 @@ mod tests {
     use super::*;
     use crate::erased::ModelRef;
 
-    /// Every entry of a record: tensors by name with their bytes, scalars, metadata.
-    fn entries(bytes: Bytes) -> (Vec<(String, Vec<u8>)>, Vec<String>, Vec<String>) {
+    /// Every entry of a record: tensors by name with their bytes, then the names of the
+    /// scalars and of the metadata.
+    type Entries = (Vec<(String, Vec<u8>)>, Vec<String>, Vec<String>);
+
+    fn entries(bytes: Bytes) -> Entries {
         let parts = Parts::read(bytes).unwrap();
         let mut tensors: Vec<_> = parts
             .tensors
