@@ -100,7 +100,9 @@ pub struct FitReport<M> {
     pub averaged: Option<M>,
     /// The optimizer with its state (Adam moments, ...), to continue training. On Burn's engine
     /// (`engine: burn`, several devices) the optimizer as given: Burn's Learner does not hand
-    /// its state back, so continue such a run from its checkpoints (`resume`).
+    /// its state back, so continue such a run from its checkpoints (`resume`). On a rank of a
+    /// data-parallel run, the state of the parameters that rank owns; its checkpoints hold
+    /// all of it.
     pub optimizer: ModuleOptimizer,
     /// The learning-rate schedule at the step it reached, to continue training (on Burn's
     /// engine, as given; see `optimizer`).
