@@ -419,6 +419,7 @@ where
         stopped: None,
         averaged: None,
         config: serde_json::Value::Null,
+        measured_together: None,
     })
 }
 

@@ -13,7 +13,7 @@ use crate::FitError;
 use crate::callback::{Callbacks, StepEnd};
 use crate::data::{DataError, Loader, Shard};
 use crate::erased::{AnyModule, ModelRef};
-use crate::evaluate::{feed, infer};
+use crate::evaluate::{feed, infer, infer_together};
 use crate::history::{History, Split};
 use crate::interrupt;
 use crate::metric::SplitMetric;
@@ -564,10 +564,8 @@ impl<M: LearnerModel> TrainState<M> {
     }
 }
 
-/// [`valid_epoch`] as one rank of a data-parallel run: rank `r` measures batches `r`, `r + N`,
-/// ... of the split; every rank receives the outputs of each group of `N` batches in batch
-/// order and feeds its metrics all of them, so that every metric, early stopping, plateaus and
-/// `best(..)` see the one-process values on every rank.
+/// [`valid_epoch`] as one rank of a data-parallel run: its share of the batches, measured
+/// together with the other ranks (`infer_together`).
 fn valid_epoch_parallel<M: LearnerModel>(
     model: &M,
     batches: &mut dyn Shard<<M as InferenceStep>::Input>,
@@ -577,36 +575,7 @@ fn valid_epoch_parallel<M: LearnerModel>(
     ctx: &mut EpochSink<'_>,
 ) -> Result<(), FitError> {
     let model = model.valid();
-    let (rank, size) = (outputs.group.rank(), outputs.group.size());
-    let positions = batches.positions();
-    let mut position = 0;
-    while position < positions {
-        let group = size.min(positions - position);
-        let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
-            None => None,
-            Some(Ok(batch)) => Some(InferenceStep::step(&model, batch).sync()?),
-            Some(Err(source)) => {
-                return Err(FitError::Data {
-                    split: Split::Valid,
-                    epoch: ctx.epoch,
-                    batch: position + rank + 1,
-                    source,
-                });
-            }
-        };
-        let items = outputs.gather(mine.as_ref(), group)?;
-        for (k, item) in items.iter().enumerate() {
-            let metadata = MetricMetadata {
-                progress: batches.progress_at(position + k),
-                iteration: Some(position + k + 1),
-                lr: None,
-            };
-            for metric in metrics.iter_mut() {
-                feed(Split::Valid, metric.as_mut(), item, &metadata)?;
-            }
-        }
-        position += group;
-    }
+    infer_together(&model, batches, (Split::Valid, ctx.epoch), metrics, outputs)?;
     ctx.finish(Split::Valid, metrics, series)
 }
 

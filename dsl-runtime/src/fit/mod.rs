@@ -120,6 +120,10 @@ pub struct FitReport<M> {
     /// `config.json` as this run wrote it (or would have, writing no file): what `--verify`
     /// compares with a recorded run's. `Null` on Burn's engine.
     pub config: serde_json::Value,
+    /// On a rank of a data-parallel run, how the inference step's outputs travel between
+    /// ranks (an `ItemCodec` of them, its type erased here, where `M` has no bound), so that
+    /// [`FitReport::test`] measures the test split with the other ranks.
+    pub(crate) measured_together: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<M: LearnerModel> FitReport<M> {

@@ -253,6 +253,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             test: None,
             stopped: stop,
             config: std::mem::take(&mut self.config),
+            measured_together: self.state.parallel.as_ref().map(|parallel| {
+                Box::new(parallel.valid.codec()) as Box<dyn std::any::Any + Send + Sync>
+            }),
         })
     }
 

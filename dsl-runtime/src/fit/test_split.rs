@@ -14,14 +14,19 @@ use burn::train::{InferenceStep, LearnerModel};
 
 use burn::module::Module;
 
-use super::FitReport;
+use burn::store::ModuleRecord;
+use burn::tensor::Bytes;
+
+use super::{FitReport, ValidOutputOf};
 use crate::checkpoint::Policy;
-use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure};
+use crate::erased::AnyModule;
+use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure, measure_together};
 use crate::history::Split;
 use crate::metric::SplitMetric;
 use crate::output::atomic::replace_file;
 use crate::output::metrics_csv::Line;
 use crate::output::tensorboard::{EVENTS_FILE, EventWriter};
+use crate::parallel::{Collective, ItemCodec};
 use crate::{FitError, FitOptions};
 
 /// What measuring the test split needs of a run's options, taken before the run consumes them.
@@ -68,23 +73,46 @@ impl<M: LearnerModel> FitReport<M> {
     where
         I: Clone + Send + Sync + 'static,
     {
-        // Rank 0 of a data-parallel run measures it, from the checkpoints it alone holds.
-        if crate::parallel::group().is_some_and(|g| g.rank() != 0) {
+        // The ranks of a data-parallel run measure it together; rank 0 picks the checkpoint,
+        // from the files it alone holds, and writes the values.
+        let codec = self
+            .measured_together
+            .take()
+            .and_then(|codec| codec.downcast::<ItemCodec<ValidOutputOf<M>>>().ok());
+        let together = crate::parallel::group().zip(codec.map(|codec| *codec));
+        let rank = crate::parallel::group().map_or(0, |group| group.rank());
+        if together.is_none() && rank != 0 {
             return Ok(self);
         }
         let chosen = match &plan.watch {
-            Some((split, metric)) if plan.write_files => {
+            Some((split, metric)) if plan.write_files && rank == 0 => {
                 best_checkpoint(&self.run_dir, Some((*split, metric)))?
             }
             _ => self.last_epoch,
         };
+        let chosen = match together {
+            Some((group, _)) => {
+                let bytes = group.broadcast((chosen as u64).to_le_bytes().to_vec());
+                let epoch = bytes.get(..8).and_then(|b| b.try_into().ok());
+                epoch.map_or(chosen, |b| u64::from_le_bytes(b) as usize)
+            }
+            None => chosen,
+        };
         let evaluation = if chosen == self.last_epoch {
             let last = self.averaged.as_ref().unwrap_or(&self.model);
-            test.measure(last, chosen, plan.batch_size)?
+            test.measure_with(last, chosen, plan.batch_size, together)?
         } else {
-            let best = load_checkpoint(&self.run_dir, chosen, self.model.clone())?;
-            test.measure(&best, chosen, plan.batch_size)?
+            let best = match together {
+                Some((group, _)) => {
+                    shared_checkpoint(group, &self.run_dir, chosen, self.model.clone())?
+                }
+                None => load_checkpoint(&self.run_dir, chosen, self.model.clone())?,
+            };
+            test.measure_with(&best, chosen, plan.batch_size, together)?
         };
+        if rank != 0 {
+            return Ok(self);
+        }
         for (key, value) in &evaluation.values {
             let index = self.history.declare(Split::Test, key, true);
             self.history.record_epoch(index, chosen, *value);
@@ -97,8 +125,9 @@ impl<M: LearnerModel> FitReport<M> {
                 .map(|(key, _)| key.clone())
                 .collect();
         }
+        let ranks = together.map(|(group, _)| group.size());
         if plan.write_files {
-            write_test(&self.run_dir, &evaluation, &self.config).map_err(|source| {
+            write_test(&self.run_dir, &evaluation, ranks, &self.config).map_err(|source| {
                 FitError::RunDir {
                     path: self.run_dir.clone(),
                     source,
@@ -132,19 +161,73 @@ where
         epoch: usize,
         batch_size: usize,
     ) -> Result<Evaluation, FitError> {
-        let values = measure(
-            model,
-            Split::Test,
-            self.dataset,
-            self.batcher,
-            batch_size,
-            self.metrics,
-        )?;
+        self.measure_with(model, epoch, batch_size, None)
+    }
+
+    /// [`TestSplit::measure`]; with `together`, by the ranks of a data-parallel run together.
+    fn measure_with(
+        self,
+        model: &M,
+        epoch: usize,
+        batch_size: usize,
+        together: Option<Together<M>>,
+    ) -> Result<Evaluation, FitError> {
+        let values = match together {
+            Some(together) => measure_together(
+                model,
+                Split::Test,
+                (self.dataset, self.batcher),
+                batch_size,
+                self.metrics,
+                together,
+            )?,
+            None => measure(
+                model,
+                Split::Test,
+                self.dataset,
+                self.batcher,
+                batch_size,
+                self.metrics,
+            )?,
+        };
         Ok(Evaluation {
             values,
             epoch: Some(epoch),
         })
     }
+}
+
+/// The ranks of a data-parallel run, and how the inference step's outputs travel between them.
+type Together<M> = (
+    &'static dyn Collective,
+    ItemCodec<<M as InferenceStep>::Output>,
+);
+
+/// Rank 0's checkpoint of `epoch` on every rank: rank 0 reads it and sends its weights.
+fn shared_checkpoint<M: Module + 'static>(
+    group: &dyn Collective,
+    run_dir: &Path,
+    epoch: usize,
+    model: M,
+) -> Result<M, FitError> {
+    let invalid = |message: String| FitError::InvalidOption {
+        option: "test",
+        message: format!("the checkpoint of epoch {epoch} cannot be sent between ranks: {message}"),
+    };
+    if group.rank() == 0 {
+        let best = load_checkpoint(run_dir, epoch, model)?;
+        let record = AnyModule::new(best.clone()).record();
+        let bytes = record.into_bytes().map_err(|e| invalid(e.to_string()))?;
+        group.broadcast(bytes.to_vec());
+        return Ok(best);
+    }
+    let bytes = group.broadcast(Vec::new());
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| invalid(e.to_string()))?;
+    let loaded = AnyModule::new(model)
+        .load(record)
+        .map_err(|e| invalid(e.to_string()))?;
+    Ok(loaded.into_inner())
 }
 
 /// `test (checkpoint of epoch 3)  test.loss 0.5123  test.accuracy 81.2500`
@@ -184,16 +267,20 @@ fn test_rows(evaluation: &Evaluation) -> String {
 }
 
 /// Appends the test rows to `metrics.csv` and the event file (epoch = the checkpoint's), names
-/// the split's metrics in `config.json`, and adds a section to `summary.md`.
+/// the split's metrics in `config.json`, and adds a section to `summary.md` (saying how many
+/// ranks of a data-parallel run measured it).
 fn write_test(
     run_dir: &Path,
     evaluation: &Evaluation,
+    ranks: Option<usize>,
     config: &serde_json::Value,
 ) -> std::io::Result<()> {
     let epoch = evaluation.epoch.unwrap_or_default();
     let rows = test_rows(evaluation);
-    let mut table =
-        format!("\n## Test (checkpoint of epoch {epoch})\n\n| metric | value |\n|---|---|\n");
+    let together = ranks.map_or_else(String::new, |n| format!(", measured by {n} ranks together"));
+    let mut table = format!(
+        "\n## Test (checkpoint of epoch {epoch}{together})\n\n| metric | value |\n|---|---|\n"
+    );
     let mut events = EventWriter::append(&run_dir.join(EVENTS_FILE))?;
     for (key, value) in &evaluation.values {
         table.push_str(&format!("| {key} | {value:.4} |\n"));

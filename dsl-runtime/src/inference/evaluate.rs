@@ -12,12 +12,14 @@ use serde::de::DeserializeOwned;
 
 use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
-use crate::data::{EpochBatches, Loader};
+use crate::data::{EpochBatches, Loader, Shard};
 use crate::erased::AnyModule;
 use crate::history::Split;
 use crate::interrupt;
 use crate::metric::SplitMetric;
 use crate::output::runs::ExperimentRuns;
+use crate::parallel::step::Outputs;
+use crate::parallel::{Collective, ItemCodec};
 
 /// The values of an experiment's metrics on a dataset other than the training split's.
 #[derive(Clone, Debug, PartialEq)]
@@ -176,12 +178,7 @@ where
         return Err(FitError::EmptyDataset { split });
     }
     let model = model.valid();
-    let device = model
-        .collect_devices(Vec::new())
-        .into_iter()
-        .next()
-        .unwrap_or_default()
-        .inner();
+    let device = inner_device(&model);
     let loader = Loader::new(
         split.as_str(),
         dataset,
@@ -193,6 +190,16 @@ where
     )
     .map_err(FitError::Workers)?;
     Ok((model, loader))
+}
+
+/// The non-autodiff device of `model`'s parameters, where batches for inference go.
+fn inner_device<M: Module>(model: &M) -> burn::tensor::Device {
+    model
+        .collect_devices(Vec::new())
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+        .inner()
 }
 
 /// The values of `metrics` for `model` (put in inference mode) over `dataset`, one pass in
@@ -218,6 +225,42 @@ where
         &mut metrics,
         false,
     )?;
+    finish(split, &mut metrics)
+}
+
+/// [`measure`] by the ranks of a data-parallel run together, each measuring its share of the
+/// batches ([`infer_together`]); every rank gets the one-process values.
+pub(crate) fn measure_together<M, I>(
+    model: &M,
+    split: Split,
+    (dataset, batcher): (
+        Arc<dyn Dataset<I>>,
+        Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
+    ),
+    batch_size: usize,
+    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+    (group, codec): (
+        &'static dyn Collective,
+        ItemCodec<<M as InferenceStep>::Output>,
+    ),
+) -> Result<Vec<(String, f64)>, FitError>
+where
+    M: InferenceStep + Module,
+    I: Clone + Send + Sync + 'static,
+    <M as InferenceStep>::Input: Send + 'static,
+{
+    let (model, loader) = inference(model, split, dataset, batcher, batch_size)?;
+    let mut outputs = Outputs::new(group, codec, inner_device(&model));
+    let mut batches = loader.epoch_shard(1, None, 0, (group.rank(), group.size()));
+    infer_together(&model, &mut batches, (split, 1), &mut metrics, &mut outputs)?;
+    finish(split, &mut metrics)
+}
+
+/// Each metric's value over the split.
+fn finish<O>(
+    split: Split,
+    metrics: &mut [Box<dyn SplitMetric<O>>],
+) -> Result<Vec<(String, f64)>, FitError> {
     metrics
         .iter_mut()
         .map(|m| {
@@ -229,6 +272,50 @@ where
             Ok((m.key().to_owned(), value))
         })
         .collect()
+}
+
+/// [`infer`] as one rank of a data-parallel run: rank `r` measures batches `r`, `r + N`, ...
+/// of the epoch; every rank receives the outputs of each group of `N` batches in batch order
+/// and feeds its metrics all of them, so that every metric (and early stopping, plateaus and
+/// `best(..)` after validation) has the one-process values on every rank.
+pub(crate) fn infer_together<M: InferenceStep>(
+    model: &M,
+    batches: &mut dyn Shard<<M as InferenceStep>::Input>,
+    (split, epoch): (Split, usize),
+    metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
+    outputs: &mut Outputs<<M as InferenceStep>::Output>,
+) -> Result<(), FitError> {
+    let (rank, size) = (outputs.group.rank(), outputs.group.size());
+    let positions = batches.positions();
+    let mut position = 0;
+    while position < positions {
+        let group = size.min(positions - position);
+        let mine = match (rank < group).then(|| batches.next_batch()).flatten() {
+            None => None,
+            Some(Ok(batch)) => Some(InferenceStep::step(model, batch).sync()?),
+            Some(Err(source)) => {
+                return Err(FitError::Data {
+                    split,
+                    epoch,
+                    batch: position + rank + 1,
+                    source,
+                });
+            }
+        };
+        let items = outputs.gather(mine.as_ref(), group)?;
+        for (k, item) in items.iter().enumerate() {
+            let metadata = MetricMetadata {
+                progress: batches.progress_at(position + k),
+                iteration: Some(position + k + 1),
+                lr: None,
+            };
+            for metric in metrics.iter_mut() {
+                feed(split, metric.as_mut(), item, &metadata)?;
+            }
+        }
+        position += group;
+    }
+    Ok(())
 }
 
 /// ExperimentRuns `model` (already in inference mode) over `batches` of `split` in `epoch`, feeding every

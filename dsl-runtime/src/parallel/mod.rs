@@ -13,10 +13,10 @@
 //! equal to, that one-process run. An owner alone keeps its parameters' optimizer state
 //! (ZeRO stage 1, [`state`]); rank 0 gathers it for its checkpoints.
 //!
-//! Validation is divided the same way: rank `r` measures every `N`-th batch and every rank
-//! receives all the outputs in batch order ([`step::Outputs`]), so every metric, early
-//! stopping, plateaus and `best(..)` have the one-process values on every rank; rank 0 alone
-//! writes the run directory. A resumed run's checkpoint is read by rank 0 and sent to the
+//! Validation and the test split are divided the same way: rank `r` measures every `N`-th
+//! batch and every rank receives all the outputs in batch order ([`step::Outputs`]), so every
+//! metric, early stopping, plateaus and `best(..)` have the one-process values on every rank;
+//! rank 0 alone writes the run directory. A resumed run's checkpoint is read by rank 0 and sent to the
 //! others ([`mirror`]), so no shared filesystem is needed.
 //!
 //! The transport is MPI's (the `mpi` feature, [`join`]); without the feature an experiment with

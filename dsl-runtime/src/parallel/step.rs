@@ -290,6 +290,11 @@ impl<O> Outputs<O> {
         }
     }
 
+    /// How the outputs travel.
+    pub fn codec(&self) -> ItemCodec<O> {
+        self.codec
+    }
+
     /// What the run's summary says of the split measured together.
     pub fn summary(&self) -> String {
         format!(

@@ -192,6 +192,12 @@ fn n_ranks_equal_one_process_accumulating_n_batches_bit_for_bit() {
             _ => "validation divided: rank 0 measured 6 of 15 batches",
         };
         assert!(summary.contains(measured), "{summary}");
+        // So was the test split, on the checkpoint rank 0 picked (sent to the other ranks
+        // when it is not the last epoch's).
+        assert!(
+            summary.contains(&format!("measured by {ranks} ranks together")),
+            "{summary}"
+        );
     }
 }
 
@@ -236,6 +242,13 @@ fn kill_9_of_one_rank_ends_the_job_and_a_resume_continues_bit_for_bit() {
     .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_same_run(one.path(), many.path(), 40);
+    // The best checkpoint is not the last epoch's: rank 0 sent its weights to rank 1, and the
+    // two measured the test split together (`metrics.csv`, compared above, has its rows).
+    let summary = std::fs::read_to_string(run_dir(many.path()).join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Test (checkpoint of epoch 38, measured by 2 ranks together)"),
+        "{summary}"
+    );
 }
 
 #[test]
