@@ -176,7 +176,8 @@ where
             Some(together) => measure_together(
                 model,
                 Split::Test,
-                (self.dataset, self.batcher),
+                self.dataset,
+                self.batcher,
                 batch_size,
                 self.metrics,
                 together,

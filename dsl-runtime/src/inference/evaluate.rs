@@ -233,10 +233,8 @@ where
 pub(crate) fn measure_together<M, I>(
     model: &M,
     split: Split,
-    (dataset, batcher): (
-        Arc<dyn Dataset<I>>,
-        Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
-    ),
+    dataset: Arc<dyn Dataset<I>>,
+    batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
     batch_size: usize,
     mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
     (group, codec): (
