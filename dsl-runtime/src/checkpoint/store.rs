@@ -462,15 +462,20 @@ impl CheckpointDir {
         self.dir.join(slot.record_name("model"))
     }
 
-    /// Starts the writer thread of a run, after removing the temporary files a killed writer
-    /// may have left.
+    /// Starts the writer thread of a run, after removing what a killed writer may have left:
+    /// temporary files, and records without their state file (a checkpoint's state file is
+    /// written last and removed first, so a kill while writing or pruning one leaves its
+    /// records, which nothing reads).
     pub fn writer(&self) -> Result<Writer, CheckpointError> {
         std::fs::create_dir_all(&self.dir).map_err(self.io(&self.dir))?;
         let entries = std::fs::read_dir(&self.dir).map_err(self.io(&self.dir))?;
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') && name.contains(".tmp-") {
+            let temporary = name.starts_with('.') && name.contains(".tmp-");
+            let orphan = record_slot(&name)
+                .is_some_and(|slot| !self.dir.join(format!("state-{slot}.json")).exists());
+            if temporary || orphan {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -580,6 +585,13 @@ impl CheckpointDir {
         }
         Ok(())
     }
+}
+
+/// The slot (`3`, `interrupted`) a record file `{kind}-{slot}.bpk` belongs to.
+fn record_slot(name: &str) -> Option<&str> {
+    let stem = name.strip_suffix(".bpk")?;
+    let (kind, slot) = stem.split_once('-')?;
+    (RECORDS.contains(&kind) || kind == EMA).then_some(slot)
 }
 
 /// How long a written checkpoint may wait for its fsync when nothing else forces one.
@@ -841,6 +853,39 @@ mod tests {
         dir.run(state(Slot::Interrupted), &mut unsynced).unwrap();
         dir.sync(&mut unsynced).unwrap();
         assert!(exists(Slot::Interrupted));
+    }
+
+    #[test]
+    fn a_new_writer_removes_records_left_without_their_state_file() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = CheckpointDir::new(run.path());
+        std::fs::create_dir_all(dir.path()).unwrap();
+        let files = [
+            "state-2.json",
+            "model-2.bpk",
+            "optim-2.bpk",
+            // A kill while epoch 1 was pruned: its state file went first.
+            "optim-1.bpk",
+            "scheduler-1.bpk",
+            "ema-1.bpk",
+            // A kill while an interrupted step was written: its state file comes last.
+            "model-interrupted.bpk",
+            ".model-3.bpk.tmp-9",
+            "notes.txt",
+        ];
+        for file in files {
+            std::fs::write(dir.path().join(file), b"x").unwrap();
+        }
+        dir.writer().unwrap().finish().unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["model-2.bpk", "notes.txt", "optim-2.bpk", "state-2.json"]
+        );
     }
 
     fn write(epoch: usize) -> Job {
