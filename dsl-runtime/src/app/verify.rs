@@ -96,6 +96,8 @@ impl Recorded {
             // batches per step: that is the rerun.
             if let Some(ranks) = saved.ranks {
                 options.grad_accumulation = Some(ranks);
+                // Its steps drew from per-batch streams of seed 0 when it had no seed.
+                options.seed = saved.seed.or(Some(0));
             }
         }
         options.resume = None;
@@ -209,6 +211,7 @@ impl Recorded {
                 if self.ranks().is_some() {
                     map.remove("ranks");
                     map.remove("grad_accumulation");
+                    map.remove("seed");
                 }
             }
             config

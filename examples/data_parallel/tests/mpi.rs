@@ -513,4 +513,24 @@ fn verify_reruns_an_n_rank_run_as_the_one_process_run_it_equals() {
         ),
         "{stdout}"
     );
+    // With dropout and no seed: the ranks drew from seed 0's per-batch streams, as the rerun.
+    let dir = tempfile::tempdir().unwrap();
+    let output = mpirun(2, MASKED, dir.path(), &["--set", "seed=null"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = Command::new(MASKED)
+        .arg("--verify")
+        .arg(dir.path().join("masked_parallel/run-1"))
+        .args(device_flags())
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout,
+        text(&output.stderr)
+    );
+    assert!(stdout.contains("bit-identical"), "{stdout}");
 }
