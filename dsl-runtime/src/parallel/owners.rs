@@ -1,6 +1,8 @@
 //! Which rank owns each parameter: the rank that adds up its gradients, applies the optimizer
 //! step to it and alone keeps its optimizer state (ZeRO stage 1).
 
+use std::collections::HashSet;
+
 use burn::module::{ModuleVisitor, Param};
 use burn::tensor::Tensor;
 
@@ -10,7 +12,9 @@ use crate::erased::ModelRef;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Owners {
     owner: Vec<usize>,
-    ids: Vec<u64>,
+    /// The ids of this rank's parameters, which split an optimizer record: one lookup per
+    /// entry.
+    own_ids: HashSet<u64>,
     elements: Vec<usize>,
     rank: usize,
 }
@@ -20,9 +24,17 @@ impl Owners {
     pub fn of(model: ModelRef<'_>, ranks: usize, rank: usize) -> Self {
         let mut sizes = Sizes::default();
         model.visit(&mut sizes);
+        let owner = balance(&sizes.elements, ranks);
+        let own_ids = sizes
+            .ids
+            .iter()
+            .zip(&owner)
+            .filter(|&(_, &owner)| owner == rank)
+            .map(|(&id, _)| id)
+            .collect();
         Self {
-            owner: balance(&sizes.elements, ranks),
-            ids: sizes.ids,
+            owner,
+            own_ids,
             elements: sizes.elements,
             rank,
         }
@@ -54,10 +66,7 @@ impl Owners {
 
     /// Whether this rank owns the parameter with id `id`.
     pub fn owns_id(&self, id: u64) -> bool {
-        self.ids
-            .iter()
-            .zip(&self.owner)
-            .any(|(&i, &owner)| i == id && owner == self.rank)
+        self.own_ids.contains(&id)
     }
 }
 
