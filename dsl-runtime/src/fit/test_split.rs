@@ -20,7 +20,7 @@ use burn::tensor::Bytes;
 use super::{FitReport, ValidOutputOf};
 use crate::checkpoint::Policy;
 use crate::erased::AnyModule;
-use crate::evaluate::{Evaluation, best_checkpoint, load_checkpoint, measure, measure_together};
+use crate::evaluate::{Evaluation, Together, best_checkpoint, load_checkpoint, measure};
 use crate::history::Split;
 use crate::metric::SplitMetric;
 use crate::output::atomic::replace_file;
@@ -170,39 +170,23 @@ where
         model: &M,
         epoch: usize,
         batch_size: usize,
-        together: Option<Together<M>>,
+        together: Option<Together<ValidOutputOf<M>>>,
     ) -> Result<Evaluation, FitError> {
-        let values = match together {
-            Some(together) => measure_together(
-                model,
-                Split::Test,
-                self.dataset,
-                self.batcher,
-                batch_size,
-                self.metrics,
-                together,
-            )?,
-            None => measure(
-                model,
-                Split::Test,
-                self.dataset,
-                self.batcher,
-                batch_size,
-                self.metrics,
-            )?,
-        };
+        let values = measure(
+            model,
+            Split::Test,
+            self.dataset,
+            self.batcher,
+            batch_size,
+            self.metrics,
+            together,
+        )?;
         Ok(Evaluation {
             values,
             epoch: Some(epoch),
         })
     }
 }
-
-/// The ranks of a data-parallel run, and how the inference step's outputs travel between them.
-type Together<M> = (
-    &'static dyn Collective,
-    ItemCodec<<M as InferenceStep>::Output>,
-);
 
 /// Rank 0's checkpoint of `epoch` on every rank: rank 0 reads it and sends its weights.
 fn shared_checkpoint<M: Module + 'static>(

@@ -153,6 +153,7 @@ where
         Arc::new(batcher),
         batch_size,
         metrics,
+        None,
     )?;
     Ok(Evaluation {
         values,
@@ -203,7 +204,9 @@ fn inner_device<M: Module>(model: &M) -> burn::tensor::Device {
 }
 
 /// The values of `metrics` for `model` (put in inference mode) over `dataset`, one pass in
-/// order; errors name `split`.
+/// order; errors name `split`. With `together` (the ranks of a data-parallel run and how the
+/// outputs travel between them), each rank measures its share of the batches
+/// ([`infer_together`]) and every rank gets the one-process values.
 pub(crate) fn measure<M, I>(
     model: &M,
     split: Split,
@@ -211,6 +214,7 @@ pub(crate) fn measure<M, I>(
     batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
     batch_size: usize,
     mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
+    together: Option<Together<<M as InferenceStep>::Output>>,
 ) -> Result<Vec<(String, f64)>, FitError>
 where
     M: InferenceStep + Module,
@@ -218,47 +222,22 @@ where
     <M as InferenceStep>::Input: Send + 'static,
 {
     let (model, loader) = inference(model, split, dataset, batcher, batch_size)?;
-    infer(
-        &model,
-        loader.epoch(1, None),
-        (split, 1),
-        &mut metrics,
-        false,
-    )?;
-    finish(split, &mut metrics)
-}
-
-/// [`measure`] by the ranks of a data-parallel run together, each measuring its share of the
-/// batches ([`infer_together`]); every rank gets the one-process values.
-pub(crate) fn measure_together<M, I>(
-    model: &M,
-    split: Split,
-    dataset: Arc<dyn Dataset<I>>,
-    batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>>,
-    batch_size: usize,
-    mut metrics: Vec<Box<dyn SplitMetric<<M as InferenceStep>::Output>>>,
-    (group, codec): (
-        &'static dyn Collective,
-        ItemCodec<<M as InferenceStep>::Output>,
-    ),
-) -> Result<Vec<(String, f64)>, FitError>
-where
-    M: InferenceStep + Module,
-    I: Clone + Send + Sync + 'static,
-    <M as InferenceStep>::Input: Send + 'static,
-{
-    let (model, loader) = inference(model, split, dataset, batcher, batch_size)?;
-    let mut outputs = Outputs::new(group, codec, inner_device(&model));
-    let mut batches = loader.epoch_shard(1, None, 0, (group.rank(), group.size()));
-    infer_together(&model, &mut batches, (split, 1), &mut metrics, &mut outputs)?;
-    finish(split, &mut metrics)
-}
-
-/// Each metric's value over the split.
-fn finish<O>(
-    split: Split,
-    metrics: &mut [Box<dyn SplitMetric<O>>],
-) -> Result<Vec<(String, f64)>, FitError> {
+    match together {
+        Some((group, codec)) => {
+            let mut outputs = Outputs::new(group, codec, inner_device(&model));
+            let mut batches = loader.epoch_shard(1, None, 0, (group.rank(), group.size()));
+            infer_together(&model, &mut batches, (split, 1), &mut metrics, &mut outputs)?;
+        }
+        None => {
+            infer(
+                &model,
+                loader.epoch(1, None),
+                (split, 1),
+                &mut metrics,
+                false,
+            )?;
+        }
+    }
     metrics
         .iter_mut()
         .map(|m| {
@@ -271,6 +250,9 @@ fn finish<O>(
         })
         .collect()
 }
+
+/// The ranks of a data-parallel run, and how step outputs of type `O` travel between them.
+pub(crate) type Together<O> = (&'static dyn Collective, ItemCodec<O>);
 
 /// [`infer`] as one rank of a data-parallel run: rank `r` measures batches `r`, `r + N`, ...
 /// of the epoch; every rank receives the outputs of each group of `N` batches in batch order
