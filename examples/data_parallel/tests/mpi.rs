@@ -314,7 +314,9 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect()
     };
-    // A copy of a rank killed earlier (its process gone) is reclaimed by the next resume.
+    // A copy of a rank killed earlier (its process gone) is reclaimed by the next resume; so
+    // are those of the refused job below, whose rank 0 may end the others before they remove
+    // theirs.
     std::fs::create_dir_all(tmp.path().join("dsl-rank1-99999999-5/checkpoint")).unwrap();
     let output = mpirun(2, BIN, dir.path(), &["--set", "epochs=2"])
         .env("TMPDIR", tmp.path())
@@ -326,7 +328,6 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
         .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
-    assert_eq!(leftovers(), Vec::<String>::new());
     let stderr = text(&output.stderr);
     assert!(!output.status.success());
     assert!(
@@ -494,19 +495,7 @@ fn verify_reruns_an_n_rank_run_as_the_one_process_run_it_equals() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let output = Command::new(BIN)
-        .arg("--verify")
-        .arg(run_dir(dir.path()))
-        .args(device_flags())
-        .output()
-        .unwrap();
-    let stdout = text(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout,
-        text(&output.stderr)
-    );
+    let stdout = verified(BIN, &run_dir(dir.path()));
     assert!(
         stdout.contains(
             "bit-identical (the 2-rank run rerun in one process accumulating 2 batches per step"
@@ -519,9 +508,15 @@ fn verify_reruns_an_n_rank_run_as_the_one_process_run_it_equals() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let output = Command::new(MASKED)
+    let stdout = verified(MASKED, &dir.path().join("masked_parallel/run-1"));
+    assert!(stdout.contains("bit-identical"), "{stdout}");
+}
+
+/// What `bin --verify run` printed, after it succeeded.
+fn verified(bin: &str, run: &Path) -> String {
+    let output = Command::new(bin)
         .arg("--verify")
-        .arg(dir.path().join("masked_parallel/run-1"))
+        .arg(run)
         .args(device_flags())
         .output()
         .unwrap();
@@ -532,5 +527,5 @@ fn verify_reruns_an_n_rank_run_as_the_one_process_run_it_equals() {
         stdout,
         text(&output.stderr)
     );
-    assert!(stdout.contains("bit-identical"), "{stdout}");
+    stdout
 }
