@@ -7,13 +7,13 @@ use burn::tensor::TensorReadError;
 use crate::data::DataError;
 use crate::history::Split;
 
-/// Why [`Fit::run`](crate::Fit::run) returned without finishing.
+/// Why [`Fit::run`](crate::fit::Fit::run) returned without finishing.
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     /// A setting cannot train.
     #[error("invalid fit option `{option}`: {message}")]
     InvalidOption {
-        /// The setting, as named in [`FitOptions`](crate::FitOptions).
+        /// The setting, as named in [`FitOptions`](crate::config::options::FitOptions).
         option: &'static str,
         /// What is wrong and what to do.
         message: String,
@@ -212,7 +212,7 @@ impl CliError {
 #[derive(Debug, thiserror::Error)]
 #[error("invalid fit option `{option}`: {message}")]
 pub struct SettingError {
-    /// The setting, as named in [`FitOptions`](crate::FitOptions) or the config.
+    /// The setting, as named in [`FitOptions`](crate::config::options::FitOptions) or the config.
     pub option: &'static str,
     /// What is wrong and what to do.
     pub message: String,

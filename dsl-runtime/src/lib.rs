@@ -87,70 +87,66 @@ pub mod parallel;
 pub mod provenance;
 mod via_value;
 
-// The modules' paths of before the layers, which users and generated code name.
-pub use app::{cli, sweep, verify};
-use config::options;
-pub use config::{device, spec};
-pub use fit::{callback, engine};
-pub use inference::{evaluate, predict};
-pub use model::{contract, placement, tuning, weights};
-
-pub use callback::{Callback, Control};
-/// The trait a step output implements (also the name of its derive): errors name it here.
-pub use contract::StepOutput;
+// The public surface for users, besides the modules: the types an experiment file names.
+// Inside the crate every path is the real one (`crate::fit::Fit`, never `crate::Fit`), so the
+// module graph does not route through this file (`tests/runtime/module_graph.rs`).
+pub use config::options::FitOptions;
 pub use dsl_macros::{Batch, StepOutput, training};
 pub use error::{FitError, SettingError};
+pub use fit::callback::{Callback, Control};
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
-pub use options::FitOptions;
+/// The trait a step output implements (also the name of its derive): errors name it here.
+pub use model::contract::StepOutput;
 /// The RNG crate of augmentation (`loader: { augment: |item, rng| .. }`).
 pub use rand;
 
 /// What an experiment file needs in scope.
 pub mod prelude {
-    pub use crate::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
-    pub use crate::evaluate::Evaluation;
+    pub use crate::fit::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
     pub use crate::fit::{Data, Fit, FitReport};
     pub use crate::history::{History, Split};
+    pub use crate::inference::evaluate::Evaluation;
     pub use crate::metric;
-    pub use crate::{Batch, StepOutput, training};
-    pub use crate::{FitError, FitOptions};
+    pub use crate::model::contract::StepOutput;
+    pub use crate::{config::options::FitOptions, error::FitError};
+    pub use dsl_macros::{Batch, StepOutput, training};
 }
 
 /// What `training!` expansions name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::callback::Callback;
+    pub use crate::app::cli;
+    pub use crate::app::sweep;
+    pub use crate::app::verify;
     pub use crate::checkpoint::{Policy, Resume};
-    pub use crate::cli;
-    pub use crate::contract::{
+    pub use crate::config::device;
+    pub use crate::config::spec::{
+        EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
+    };
+    pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
+    pub use crate::fit::callback::Callback;
+    pub use crate::fit::engine;
+    pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
+    pub use crate::history::Split;
+    pub use crate::inference::evaluate::{
+        Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint, run_config,
+    };
+    pub use crate::inference::predict::{predict, write_predictions};
+    pub use crate::metric;
+    pub use crate::model::contract::{
         DatasetOf, ReadableBy, ReadableByOwnMetric, SharedBatcher, Sources, StepOutput,
         confusion_input, for_expressions, train_output,
     };
-    pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
-    pub use crate::device;
-    pub use crate::engine;
-    pub use crate::evaluate::{
-        Evaluation, best_checkpoint, evaluate, find_run, load_checkpoint, run_config,
-    };
-    pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
-    pub use crate::history::Split;
-    pub use crate::metric;
+    pub use crate::model::placement;
+    pub use crate::model::tuning;
+    pub use crate::model::weights;
+    pub use crate::model::weights::export_safetensors;
     pub use crate::parallel::{ItemCodec, Portable, PortablePart};
-    pub use crate::placement;
-    pub use crate::predict::{predict, write_predictions};
     pub use crate::provenance::{
         ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, Probe, Provenance,
     };
-    pub use crate::spec::{
-        EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
-    };
-    pub use crate::sweep;
-    pub use crate::tuning;
-    pub use crate::verify;
-    pub use crate::weights;
-    pub use crate::weights::export_safetensors;
-    pub use crate::{FitError, FitOptions};
+    pub use crate::{config::options::FitOptions, error::FitError};
     pub use burn;
     pub use serde;
     pub use serde_json;

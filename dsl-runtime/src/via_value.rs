@@ -45,8 +45,8 @@ mod tests {
     use serde_json::json;
 
     use crate::checkpoint::{Policy, Resume};
+    use crate::config::spec::Schedule;
     use crate::history::Split;
-    use crate::spec::Schedule;
 
     #[test]
     fn values_keep_their_derived_json_form_and_round_trip() {

@@ -166,7 +166,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             SampleBatcher,
         )),
         ("small" | "small-long", "ours" | "ours-nockpt") => {
-            dsl_runtime::cli::tune_allocator();
+            dsl_runtime::app::cli::tune_allocator();
             let defaults = SeedRun::config();
             let config = SeedRunConfig {
                 epochs,
@@ -187,7 +187,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
         )),
         ("medium", "hand" | "hand+malloc") => {
             if variant == "hand+malloc" {
-                dsl_runtime::cli::tune_allocator();
+                dsl_runtime::app::cli::tune_allocator();
             }
             let (train, valid) = medium_data();
             Ok(variants::hand(
@@ -202,7 +202,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
         }
         ("medium", "ours" | "ours-untuned") | ("loader-bound", "compute-only") => {
             if variant != "ours-untuned" {
-                dsl_runtime::cli::tune_allocator();
+                dsl_runtime::app::cli::tune_allocator();
             }
             let config = MediumRunConfig {
                 artifacts,
@@ -235,7 +235,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             ))
         }
         ("large", "ours" | "ours-nockpt") => {
-            dsl_runtime::cli::tune_allocator();
+            dsl_runtime::app::cli::tune_allocator();
             let defaults = LargeRun::config();
             let config = LargeRunConfig {
                 artifacts,
@@ -263,7 +263,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             ))
         }
         ("loader-bound", "ours-w0" | "ours-w2" | "io-w0" | "io-w2") => {
-            dsl_runtime::cli::tune_allocator();
+            dsl_runtime::app::cli::tune_allocator();
             SLOW_IO.store(
                 variant.starts_with("io"),
                 std::sync::atomic::Ordering::Relaxed,
@@ -289,8 +289,8 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
 /// `device`, so that every variant starts from the same weights on any backend.
 fn on<M: burn::module::Module + 'static>(device: &Device, build: impl FnOnce(&Device) -> M) -> M {
     let device = device.clone().autodiff();
-    let built = build(&dsl_runtime::placement::init_device(&device));
-    dsl_runtime::placement::to_run_device(built, &device)
+    let built = build(&dsl_runtime::model::placement::init_device(&device));
+    dsl_runtime::model::placement::to_run_device(built, &device)
 }
 
 fn peak_rss_kb() -> u64 {
@@ -549,7 +549,7 @@ fn main() -> ExitCode {
         args.drain(at..at + 2);
         device_name = name;
     }
-    let device = match dsl_runtime::device::parse(&device_name) {
+    let device = match dsl_runtime::config::device::parse(&device_name) {
         Ok(device) => device,
         Err(err) => {
             eprintln!("error: {err}");

@@ -487,7 +487,7 @@ const INTERNAL: &[&str] = &[
     "__private",
     "__dsl_",
     "dsl-runtime/src",
-    "dsl_runtime::contract",
+    "dsl_runtime::model::contract",
     ".cargo/registry",
 ];
 

@@ -16,8 +16,8 @@ use std::thread::JoinHandle;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::FitError;
 use crate::error::CliError;
+use crate::error::FitError;
 use crate::history::{History, Split};
 use crate::output::atomic::replace_file;
 use crate::output::plot::sweep_svg;

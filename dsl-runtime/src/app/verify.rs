@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::output::metrics_csv::{HEADER, Key, Row};
 use crate::provenance::Provenance;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// A recorded run: its directory, `config.json` and the text of `metrics.csv`; and the
 /// scratch folder its rerun writes to, removed when this is dropped.

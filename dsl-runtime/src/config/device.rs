@@ -7,7 +7,7 @@
 
 use burn::tensor::Device;
 
-use crate::FitError;
+use crate::error::FitError;
 use crate::error::SettingError;
 
 pub use dsl_vocabulary::device::{SPELLINGS, split};

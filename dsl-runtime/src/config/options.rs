@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use dsl_vocabulary::bounds;
 
-use crate::FitError;
 use crate::checkpoint::{Policy, Resume};
+use crate::config::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
+use crate::error::FitError;
 use crate::error::SettingError;
 use crate::output::runs::ExperimentRuns;
-use crate::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
 
 /// Scalar settings of a run. Defaults: 1 epoch, batch size 1 (Burn's default), dataset order,
 /// no worker thread, no gradient accumulation, runs in `artifacts/run/run-<N>`.
@@ -143,7 +143,7 @@ impl FitOptions {
     /// The directory this run writes to, created when files are written: a new `run-<N>` for a
     /// fresh run; when resuming, the run `run` names, else the newest (a new one when there is
     /// none yet); `run` without `resume` continues that run in this process
-    /// ([`FitReport::resume`](crate::FitReport::resume)).
+    /// ([`FitReport::resume`](crate::fit::FitReport::resume)).
     pub fn resolve_run_dir(&self) -> Result<PathBuf, FitError> {
         let runs = self.runs();
         let io = |source| FitError::RunDir {

@@ -18,7 +18,7 @@ use burn::optim::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::FitError;
+use crate::error::FitError;
 use crate::error::SettingError;
 use crate::history::Split;
 use crate::via_value::via_value;
@@ -456,7 +456,7 @@ impl Schedule {
         config.init().map_err(invalid)
     }
 
-    /// The rule a `Plateau` schedule follows, for [`FitOptions::plateau`](crate::FitOptions).
+    /// The rule a `Plateau` schedule follows, for [`FitOptions::plateau`](crate::config::options::FitOptions).
     pub fn plateau(&self) -> Option<PlateauRule> {
         match self {
             Schedule::Plateau {

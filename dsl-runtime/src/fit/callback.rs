@@ -4,7 +4,7 @@
 //! but cannot stop a run nor keep state in its checkpoints; these hooks do both. A run with no
 //! callback skips every hook after one length check per step.
 //!
-//! [`Fit::callback`]: crate::Fit::callback
+//! [`Fit::callback`]: crate::fit::Fit::callback
 
 use std::path::Path;
 
@@ -19,7 +19,7 @@ pub enum Control {
     /// printed, written to `summary.md` and returned in [`FitReport::stopped`]. Asked from
     /// [`Callback::run_start`], no epoch is trained.
     ///
-    /// [`FitReport::stopped`]: crate::FitReport::stopped
+    /// [`FitReport::stopped`]: crate::fit::FitReport::stopped
     Stop(String),
 }
 
@@ -120,7 +120,7 @@ pub trait Callback: Send {
     }
 }
 
-/// A boxed callback is a callback: lets [`Fit::callback`](crate::Fit::callback) take what
+/// A boxed callback is a callback: lets [`Fit::callback`](crate::fit::Fit::callback) take what
 /// `training!` builds.
 // Not recommended in errors: a value that is not a callback is not helped by a box.
 #[diagnostic::do_not_recommend]

@@ -9,8 +9,8 @@ use burn::module::{ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Tensor, TensorData, TensorReadError};
 
-use crate::FitError;
 use crate::erased::ModelRef;
+use crate::error::FitError;
 use crate::history::Split;
 use crate::parallel::step::Parallel;
 

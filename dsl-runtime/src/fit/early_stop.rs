@@ -1,8 +1,8 @@
 //! When a watched metric stops improving: early stopping ends the run, a plateau schedule
 //! lowers the learning rate. Both count epochs since the last improvement the same way.
 
+use crate::config::spec::{EarlyStopping, PlateauRule};
 use crate::history::{History, Series, improves};
-use crate::spec::{EarlyStopping, PlateauRule};
 
 /// The best value of a watched metric so far, and the epochs since it last improved by more
 /// than `min_delta` (`history::improves`: the first finite value always counts).

@@ -36,11 +36,11 @@ use burn::train::{
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::Resume;
+use crate::config::spec::GradClip;
 use crate::error::SettingError;
 use crate::fit::{Data, FitReport};
 use crate::history::{History, Split};
-use crate::spec::GradClip;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// Which loop runs the experiment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use burn::module::{Module, ParamGroup};
 
 use crate::erased::{AnyModule, ModelRef};
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// The parameters a run keeps frozen, and the epoch they train again from.
 pub(super) struct Freeze {
@@ -20,7 +20,7 @@ impl Freeze {
             return Ok(None);
         }
         Ok(Some(Self {
-            group: crate::tuning::group(model, "freeze", &options.freeze)?,
+            group: crate::model::tuning::group(model, "freeze", &options.freeze)?,
             until: options.unfreeze,
         }))
     }

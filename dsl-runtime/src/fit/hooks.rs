@@ -12,11 +12,11 @@ use super::early_stop::{EarlyStop, lr_scale};
 use super::epoch::TrainState;
 use super::freeze::Freeze;
 use super::saving::Saving;
-use crate::FitError;
-use crate::callback::{Callbacks, EpochEnd};
+use crate::config::spec::PlateauRule;
 use crate::erased::AnyModule;
+use crate::error::FitError;
+use crate::fit::callback::{Callbacks, EpochEnd};
 use crate::history::History;
-use crate::spec::PlateauRule;
 
 /// What a hook sees at an edge of epoch `epoch`, and may change.
 pub(super) struct Edge<'a, M: LearnerModel> {

@@ -29,12 +29,13 @@ use burn::tensor::Device;
 use burn::train::{InferenceStep, LearnerModel, TrainStep};
 use serde::Serialize;
 
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
-use crate::callback::{Callback, Callbacks};
 use crate::checkpoint::{CheckpointDir, Policy};
+use crate::config::spec::GradClip;
 use crate::data::Loader;
 use crate::erased::{AnyModule, ModelRef};
+use crate::fit::callback::{Callback, Callbacks};
 use crate::history::{History, Split};
 use crate::interrupt::Interrupt;
 use crate::metric::SplitMetric;
@@ -44,7 +45,6 @@ use crate::parallel::mirror::Mirror;
 use crate::parallel::step::{Outputs, Parallel};
 use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
-use crate::spec::GradClip;
 use early_stop::EarlyStop;
 use ema::Ema;
 use epoch::{DataParallel, ParallelCode, TrainState};
@@ -114,7 +114,7 @@ pub struct FitReport<M> {
     /// Where `config.json` and `metrics.csv` were written.
     pub run_dir: std::path::PathBuf,
     /// The test split's values, once [`FitReport::test`] has measured them.
-    pub test: Option<crate::evaluate::Evaluation>,
+    pub test: Option<crate::inference::evaluate::Evaluation>,
     /// Why a callback stopped the run, if one did.
     pub stopped: Option<String>,
     /// `config.json` as this run wrote it (or would have, writing no file): what `--verify`
@@ -313,13 +313,10 @@ impl<M: LearnerModel> Fit<M> {
             optimize,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
-        options.validate()?;
-        crate::model::placement::draw(ModelRef::new(&model));
-        let parallel = parallel.and_then(|code| crate::parallel::group().map(|g| (g, code)));
-        let options = match &parallel {
-            Some((group, _)) => parallel_options(options, *group)?,
-            None => options,
-        };
+
+        // 1. Everything that can be checked before a file is read or written.
+        let (options, parallel) = checked_options(options, parallel)?;
+        let group = parallel.as_ref().map(|(group, _)| *group);
         let keys = MetricKeys {
             train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
             valid: valid_metrics.iter().map(|m| m.key().to_owned()).collect(),
@@ -336,17 +333,11 @@ impl<M: LearnerModel> Fit<M> {
             valid: declare(&mut history, Split::Valid, &valid_metrics),
         };
 
-        let model = match &options.init_from {
-            Some(file) => crate::weights::load_weights(model, file)?,
-            None => model,
-        };
-        // Before a resume loads its checkpoint: the adapters are part of the model's record.
-        let model = match &options.lora {
-            Some(lora) => crate::tuning::apply_lora(model, lora)?,
-            None => model,
-        };
-        let freeze = Freeze::new(ModelRef::new(&model), &options)?;
-        let (path, _mirror) = run_dir_of(&options, parallel.as_ref().map(|(group, _)| *group))?;
+        // 2. The model as the run starts it: pretrained weights, adapters, what is frozen.
+        let (model, freeze) = starting_model(model, &options)?;
+
+        // 3. The run directory, and what a resume restores from its checkpoint.
+        let (path, _mirror) = run_dir_of(&options, group)?;
         let checkpoints = CheckpointDir::new(&path);
         let mut start = resume::restore(
             &checkpoints,
@@ -357,89 +348,46 @@ impl<M: LearnerModel> Fit<M> {
             &mut train_metrics,
             &mut callbacks,
         )?;
-        if let Some((group, _)) = &parallel {
-            start.model = crate::parallel::step::same_ids(*group, start.model);
+        if let Some(group) = group {
+            start.model = crate::parallel::step::same_ids(group, start.model);
         }
-        let provenance = provenance.unwrap_or_else(|| Provenance::new(Path::new(".")));
-        let changes = earlier_changes(&path, &options, &start.changes);
-        let config = ConfigJson {
-            options: &options,
-            metrics: keys,
-            hyperparameters: &hyperparameters,
-            provenance: &provenance,
-            resumed_with_changes: &changes,
-        };
-        let run_dir = open_run_dir(path, &options, &config, &start)?;
-        let config = config.to_value();
-        // Rank 0 alone writes checkpoints.
-        let saving = match &parallel {
-            Some((group, _)) if group.rank() != 0 => None,
-            _ => Saving::open(
-                &checkpoints,
-                &options,
-                start.within.is_some(),
-                &start.history,
-            )?,
-        };
-        // Every rank of a data-parallel run holds it: the ranks stop together (`parallel`).
-        let interrupt = match (&saving, &parallel) {
-            (None, None) => None,
-            _ => Some(Interrupt::install().map_err(FitError::Signals)?),
-        };
 
-        let train_device = if device.is_autodiff() {
-            device.clone()
-        } else {
-            device.clone().autodiff()
-        };
-        let train_device = if options.gradient_checkpointing {
-            train_device.gradient_checkpointing()
-        } else {
-            train_device
-        };
-        let mut loaders = Loaders::new(&options, data, &train_device)?;
-        if parallel.is_some() {
-            loaders.train = loaders.train.patient();
-            loaders.valid = loaders.valid.patient();
-        }
-        let (optimizer, clip_norm) = match options.grad_clip {
-            Some(GradClip::Value(max)) => (
-                start
-                    .optimizer
-                    .with_grad_clipping(GradientClippingConfig::Value(max).init()),
-                None,
-            ),
-            Some(GradClip::Norm(max)) => (start.optimizer, Some(max)),
-            None => (start.optimizer, None),
-        };
-        let model = start.model.fork(&train_device);
-        let model = match (&freeze, options.gradient_checkpointing) {
-            (None, false) => model,
-            (freeze, recompute) => {
-                let mut model = AnyModule::new(model);
-                if recompute {
-                    model = recompute::recompute_activations(model);
-                }
-                if let Some(freeze) = freeze {
-                    model = freeze.start(model, start.first_epoch);
-                }
-                model.into_inner()
-            }
-        };
-        let ema = match (options.ema, start.ema) {
-            (Some(decay), Some(record)) => {
-                Some(Ema::restored(&model, decay, record).map_err(|message| {
-                    FitError::InvalidOption {
-                        option: "resume",
-                        message: format!(
-                            "the checkpoint's moving average does not fit the model: {message}"
-                        ),
-                    }
-                })?)
-            }
-            (Some(decay), None) => Some(Ema::new(&model, decay)),
-            (None, _) => None,
-        };
+        // 4. What the run writes: `config.json`, checkpoints, and the signal handler that lets
+        // an interrupted step finish and be saved.
+        let provenance = provenance.unwrap_or_else(|| Provenance::new(Path::new(".")));
+        let files = RunFiles::open(
+            path,
+            &checkpoints,
+            &options,
+            ConfigSources {
+                metrics: keys,
+                hyperparameters: &hyperparameters,
+                provenance: &provenance,
+                changes: &start.changes,
+            },
+            Resumed {
+                first_epoch: start.first_epoch,
+                last_step: start.within.as_ref().map(|w| w.step),
+                history: &start.history,
+            },
+            group,
+        )?;
+
+        // 5. The devices and the loaders.
+        let train_device = training_device(device, &options);
+        let loaders = Loaders::new(&options, data, &train_device, group.is_some())?;
+
+        // 6. The training state: the model on its device, the optimizer and its clipping, the
+        // moving average, and the exchange with the other ranks.
+        let (optimizer, clip_norm) = clipped(start.optimizer, options.grad_clip);
+        let model = on_device(
+            start.model,
+            &train_device,
+            freeze.as_ref(),
+            options.gradient_checkpointing,
+            start.first_epoch,
+        );
+        let ema = moving_average(&model, options.ema, start.ema)?;
         let parallel = parallel.map(|(group, setup)| DataParallel {
             exchange: Parallel::new(
                 group,
@@ -463,26 +411,28 @@ impl<M: LearnerModel> Fit<M> {
             start.lr_scheduler,
             options.grad_accumulation,
             clip_norm,
-            interrupt.is_some(),
+            files.interrupt.is_some(),
         );
         state.ema = ema;
         state.parallel = parallel;
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
+
+        // 7. The epochs, then the summary and the report.
         let mut run = ActiveRun {
             options: &options,
             hyperparameters: &hyperparameters,
             state,
             history: start.history,
-            run_dir,
+            run_dir: files.run_dir,
             progress: Progress::new(options.quiet),
             features: Features {
                 freeze,
                 plateau: options.plateau.clone(),
                 callbacks,
-                saving,
+                saving: files.saving,
                 early_stop: options.early_stopping.clone().map(EarlyStop::new),
             },
-            config,
+            config: files.config,
         };
         let last_epoch = run.epochs(
             start.first_epoch,
@@ -492,6 +442,120 @@ impl<M: LearnerModel> Fit<M> {
             &series,
         )?;
         run.finish(last_epoch)
+    }
+}
+
+/// The options once checked, and the job this process trains in when it is one rank of a
+/// data-parallel run (whose options it adjusts: see [`parallel_options`]).
+#[allow(clippy::type_complexity)]
+fn checked_options<S>(
+    options: FitOptions,
+    parallel: Option<S>,
+) -> Result<
+    (
+        FitOptions,
+        Option<(&'static dyn crate::parallel::Collective, S)>,
+    ),
+    FitError,
+> {
+    options.validate()?;
+    let parallel = parallel.and_then(|setup| crate::parallel::group().map(|g| (g, setup)));
+    let options = match &parallel {
+        Some((group, _)) => parallel_options(options, *group)?,
+        None => options,
+    };
+    Ok((options, parallel))
+}
+
+/// The model before a resume loads into it: its lazy parameters drawn, then `init_from`'s
+/// weights, then the LoRA adapters (part of the checkpoint's record), and what `freeze` holds.
+fn starting_model<M: LearnerModel>(
+    model: M,
+    options: &FitOptions,
+) -> Result<(M, Option<Freeze>), FitError> {
+    crate::model::placement::draw(ModelRef::new(&model));
+    let model = match &options.init_from {
+        Some(file) => crate::model::weights::load_weights(model, file)?,
+        None => model,
+    };
+    let model = match &options.lora {
+        Some(lora) => crate::model::tuning::apply_lora(model, lora)?,
+        None => model,
+    };
+    let freeze = Freeze::new(ModelRef::new(&model), options)?;
+    Ok((model, freeze))
+}
+
+/// The autodiff device the training steps run on (with activation recomputation when
+/// `gradient_checkpointing` is set); validation runs on its inner device.
+fn training_device(device: &Device, options: &FitOptions) -> Device {
+    let device = if device.is_autodiff() {
+        device.clone()
+    } else {
+        device.clone().autodiff()
+    };
+    if options.gradient_checkpointing {
+        device.gradient_checkpointing()
+    } else {
+        device
+    }
+}
+
+/// Clipping by value is Burn's, inside the optimizer; clipping by the global norm is ours
+/// (`clip.rs`), so it is handed to the training state instead.
+fn clipped(optimizer: ModuleOptimizer, clip: Option<GradClip>) -> (ModuleOptimizer, Option<f64>) {
+    match clip {
+        Some(GradClip::Value(max)) => (
+            optimizer.with_grad_clipping(GradientClippingConfig::Value(max).init()),
+            None,
+        ),
+        Some(GradClip::Norm(max)) => (optimizer, Some(max)),
+        None => (optimizer, None),
+    }
+}
+
+/// The model forked onto the training device, with activation recomputation and its frozen
+/// parameters marked (as of `first_epoch`, for an `unfreeze` schedule).
+fn on_device<M: LearnerModel>(
+    model: M,
+    train_device: &Device,
+    freeze: Option<&Freeze>,
+    recompute: bool,
+    first_epoch: usize,
+) -> M {
+    let model = model.fork(train_device);
+    if freeze.is_none() && !recompute {
+        return model;
+    }
+    let mut model = AnyModule::new(model);
+    if recompute {
+        model = recompute::recompute_activations(model);
+    }
+    if let Some(freeze) = freeze {
+        model = freeze.start(model, first_epoch);
+    }
+    model.into_inner()
+}
+
+/// `ema`'s moving average: the checkpoint's when resuming, else started from the model.
+fn moving_average<M: LearnerModel>(
+    model: &M,
+    decay: Option<f64>,
+    saved: Option<burn::store::ModuleRecord>,
+) -> Result<Option<Ema<M>>, FitError> {
+    match (decay, saved) {
+        (Some(decay), Some(record)) => {
+            Ema::restored(model, decay, record)
+                .map(Some)
+                .map_err(|message| FitError::InvalidOption {
+                    option: "resume",
+                    message: format!(
+                        "the checkpoint's moving average does not fit the model: {message}"
+                    ),
+                })
+        }
+        (Some(decay), None) => Ok(Some(Ema::new(model, decay))),
+        (None, _) => Ok(None),
     }
 }
 
@@ -533,29 +597,92 @@ fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<
     changes
 }
 
-/// `config.json` and the run directory, or a disabled one when no file should be written.
-fn open_run_dir<M>(
-    path: PathBuf,
-    options: &FitOptions,
-    config: &ConfigJson,
-    start: &resume::Start<M>,
-) -> Result<RunWriter, FitError> {
-    if !options.write_files {
-        return Ok(RunWriter::disabled(&path));
-    }
-    let last_step = start.within.as_ref().map(|w| w.step);
-    config
-        .to_json()
-        .and_then(|json| {
-            RunWriter::create(
-                &path,
-                &json,
-                start.first_epoch - 1,
-                last_step,
-                &start.history,
-            )
+/// What `config.json` records besides the options.
+struct ConfigSources<'a> {
+    metrics: MetricKeys,
+    hyperparameters: &'a serde_json::Value,
+    provenance: &'a Provenance,
+    /// Settings that differ from the checkpoint this run resumed from (`resume_changed`).
+    changes: &'a [String],
+}
+
+/// Where the run starts, as the files it writes need it.
+struct Resumed<'a> {
+    first_epoch: usize,
+    /// The last step of an interrupted `first_epoch`, when the run continues within it.
+    last_step: Option<usize>,
+    history: &'a History,
+}
+
+/// What a run writes, opened before its first step. Non-generic, so compiled once here rather
+/// than in every experiment.
+struct RunFiles {
+    run_dir: RunWriter,
+    /// `config.json`'s value, handed back in the report.
+    config: serde_json::Value,
+    /// Checkpoints (rank 0 alone writes them).
+    saving: Option<Saving>,
+    /// Installed when there is a checkpoint to save on a signal, and on every rank of a
+    /// data-parallel run (the ranks stop together).
+    interrupt: Option<Interrupt>,
+}
+
+impl RunFiles {
+    fn open(
+        path: PathBuf,
+        checkpoints: &CheckpointDir,
+        options: &FitOptions,
+        sources: ConfigSources<'_>,
+        resumed: Resumed<'_>,
+        group: Option<&dyn crate::parallel::Collective>,
+    ) -> Result<Self, FitError> {
+        let changes = earlier_changes(&path, options, sources.changes);
+        let config = ConfigJson {
+            options,
+            metrics: sources.metrics,
+            hyperparameters: sources.hyperparameters,
+            provenance: sources.provenance,
+            resumed_with_changes: &changes,
+        };
+        let run_dir = if options.write_files {
+            config
+                .to_json()
+                .and_then(|json| {
+                    RunWriter::create(
+                        &path,
+                        &json,
+                        resumed.first_epoch - 1,
+                        resumed.last_step,
+                        resumed.history,
+                    )
+                })
+                .map_err(|source| FitError::RunDir {
+                    path: path.clone(),
+                    source,
+                })?
+        } else {
+            RunWriter::disabled(&path)
+        };
+        let saving = match group {
+            Some(group) if group.rank() != 0 => None,
+            _ => Saving::open(
+                checkpoints,
+                options,
+                resumed.last_step.is_some(),
+                resumed.history,
+            )?,
+        };
+        let interrupt = match (&saving, group) {
+            (None, None) => None,
+            _ => Some(Interrupt::install().map_err(FitError::Signals)?),
+        };
+        Ok(Self {
+            run_dir,
+            config: config.to_value(),
+            saving,
+            interrupt,
         })
-        .map_err(|source| FitError::RunDir { path, source })
+    }
 }
 
 /// The two loaders of a run: training batches on the autodiff device, validation batches on
@@ -574,6 +701,7 @@ where
         options: &FitOptions,
         data: Data<I, B>,
         train_device: &Device,
+        parallel: bool,
     ) -> Result<Self, FitError>
     where
         B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
@@ -605,6 +733,13 @@ where
             options.workers,
         )
         .map_err(FitError::Workers)?;
+        if parallel {
+            // The ranks stop together, at a step they agree on: none may give up a batch early.
+            return Ok(Self {
+                train: train.patient(),
+                valid: valid.patient(),
+            });
+        }
         Ok(Self { train, valid })
     }
 }

@@ -5,12 +5,12 @@ use burn::optim::ModuleOptimizer;
 use burn::train::LearnerModel;
 
 use super::TrainOutputOf;
-use crate::callback::Callbacks;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Loaded, Resume, SavedState, Within};
 use crate::erased::AnyModule;
+use crate::fit::callback::Callbacks;
 use crate::history::History;
 use crate::metric::SplitMetric;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// Where a run starts: the model, optimizer and schedule (restored from a checkpoint when
 /// resuming), the history so far, and the first epoch to train.

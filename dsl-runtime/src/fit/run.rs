@@ -9,15 +9,15 @@ use super::epoch::{EpochOutcome, EpochSink, TrainState};
 use super::finite::non_finite_weights;
 use super::hooks::{Edge, EpochHook, Features};
 use super::{FitReport, Loaders, Series, TrainOutputOf, ValidOutputOf};
-use crate::callback::{Control, RunEnd, RunStart};
 use crate::checkpoint::Within;
 use crate::erased::ModelRef;
+use crate::fit::callback::{Control, RunEnd, RunStart};
 use crate::history::{History, Split};
 use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::output::{console, plot};
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// A run in progress: what the epochs change, and where their results go.
 pub(super) struct ActiveRun<'a, M: LearnerModel> {

@@ -11,7 +11,7 @@ use crate::checkpoint::{
 use crate::erased::AnyModule;
 use crate::history::History;
 use crate::metric::SplitMetric;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// The checkpoint side of a run: the writer, the epochs on disk and the keep rules.
 pub(super) struct Saving {

@@ -20,14 +20,14 @@ use burn::tensor::Bytes;
 use super::{FitReport, ValidOutputOf};
 use crate::checkpoint::Policy;
 use crate::erased::AnyModule;
-use crate::evaluate::{Evaluation, Together, best_checkpoint, load_checkpoint, measure};
 use crate::history::Split;
+use crate::inference::evaluate::{Evaluation, Together, best_checkpoint, load_checkpoint, measure};
 use crate::metric::SplitMetric;
 use crate::output::atomic::replace_file;
 use crate::output::metrics_csv::Line;
 use crate::output::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::parallel::{Collective, ItemCodec};
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// What measuring the test split needs of a run's options, taken before the run consumes them.
 #[derive(Clone, Debug)]

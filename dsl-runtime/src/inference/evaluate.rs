@@ -10,10 +10,10 @@ use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy};
 use serde::de::DeserializeOwned;
 
-use crate::FitError;
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
 use crate::data::{EpochBatches, Loader, Shard};
 use crate::erased::AnyModule;
+use crate::error::FitError;
 use crate::history::Split;
 use crate::interrupt;
 use crate::metric::SplitMetric;

@@ -9,10 +9,10 @@ use burn::data::dataset::Dataset;
 use burn::module::Module;
 use burn::train::{InferenceStep, ItemLazy};
 
-use crate::FitError;
 use crate::data::DataError;
-use crate::evaluate::inference;
+use crate::error::FitError;
 use crate::history::Split;
+use crate::inference::evaluate::inference;
 use crate::output::atomic::replace_file;
 
 /// The inference step's output for every batch of `dataset`, in order, with the model in
@@ -45,7 +45,7 @@ where
 /// Writes `outputs` as `predictions.csv` in `run_dir`, replacing any earlier one whole. The
 /// outputs are those of [`predict`], in dataset order, so the first column, `index`, is each
 /// item's index in the dataset (`Dataset::get(index)`): rows join with the inputs on it.
-pub fn write_predictions<O: crate::contract::StepOutput>(
+pub fn write_predictions<O: crate::model::contract::StepOutput>(
     run_dir: &Path,
     outputs: &[O],
 ) -> Result<PathBuf, FitError> {

@@ -106,8 +106,8 @@ mod tests {
     };
 
     use super::*;
-    use crate::contract::ReadableBy;
     use crate::metric::SplitMetric;
+    use crate::model::contract::ReadableBy;
 
     fn metadata() -> MetricMetadata {
         MetricMetadata {

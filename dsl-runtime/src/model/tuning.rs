@@ -4,19 +4,19 @@
 
 use burn::module::{Lora, Module, ParamGroup};
 
-use crate::FitError;
 use crate::erased::{AnyModule, ModelRef};
+use crate::error::FitError;
 use crate::error::SettingError;
 
 /// `model` with Burn's LoRA adapters on the 2-D weights under `spec.on` (the base frozen).
 pub fn apply_lora<M: Module + 'static>(
     model: M,
-    spec: &crate::spec::LoraSpec,
+    spec: &crate::config::spec::LoraSpec,
 ) -> Result<M, FitError> {
     lora(AnyModule::new(model), spec).map(AnyModule::into_inner)
 }
 
-fn lora(model: AnyModule, spec: &crate::spec::LoraSpec) -> Result<AnyModule, FitError> {
+fn lora(model: AnyModule, spec: &crate::config::spec::LoraSpec) -> Result<AnyModule, FitError> {
     if spec.rank == 0 || !(spec.alpha > 0.0 && spec.alpha.is_finite()) {
         return Err(FitError::Setting(SettingError {
             option: "lora",
@@ -35,7 +35,7 @@ fn lora(model: AnyModule, spec: &crate::spec::LoraSpec) -> Result<AnyModule, Fit
 pub fn lr_groups<M: Module + 'static>(
     model: &M,
     prefix: &str,
-    groups: &[crate::spec::GroupLr],
+    groups: &[crate::config::spec::GroupLr],
 ) -> Result<Vec<(ParamGroup, f64)>, FitError> {
     lr_groups_of(ModelRef::new(model), prefix, groups)
 }
@@ -43,7 +43,7 @@ pub fn lr_groups<M: Module + 'static>(
 fn lr_groups_of(
     model: ModelRef<'_>,
     prefix: &str,
-    groups: &[crate::spec::GroupLr],
+    groups: &[crate::config::spec::GroupLr],
 ) -> Result<Vec<(ParamGroup, f64)>, FitError> {
     groups
         .iter()
@@ -64,7 +64,7 @@ pub(crate) fn group(
     option: &'static str,
     paths: &[String],
 ) -> Result<ParamGroup, FitError> {
-    let all = crate::weights::parameter_paths(model);
+    let all = crate::model::weights::parameter_paths(model);
     let mut chosen = Vec::new();
     for path in paths {
         let under = format!("{path}.");

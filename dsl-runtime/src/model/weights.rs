@@ -12,8 +12,8 @@ use burn::tensor::{Bool, BoolStore, Bytes, DType, Int, Tensor};
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 
-use crate::FitError;
 use crate::erased::{AnyModule, ModelRef};
+use crate::error::FitError;
 use crate::output::atomic::replace_file;
 
 /// Saves `model`'s parameters as a safetensors file under their module paths

@@ -43,7 +43,7 @@ pub struct GitState {
     /// The commit `HEAD` names.
     pub commit: String,
     /// Whether tracked files differed from that commit when the experiment was compiled
-    /// ([`Provenance::built_from`]); `None` when not known (a [`Fit`](crate::Fit) run without
+    /// ([`Provenance::built_from`]); `None` when not known (a [`Fit`](crate::fit::Fit) run without
     /// `training!`).
     pub dirty: Option<bool>,
 }

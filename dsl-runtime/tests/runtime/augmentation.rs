@@ -7,7 +7,7 @@ use crate::common::*;
 use burn::optim::SgdConfig;
 use dsl_runtime::checkpoint::{Policy, Resume};
 use dsl_runtime::data::{Augment, AugmentRng};
-use dsl_runtime::evaluate::evaluate;
+use dsl_runtime::inference::evaluate::evaluate;
 use dsl_runtime::prelude::*;
 use dsl_runtime::rand::RngExt;
 

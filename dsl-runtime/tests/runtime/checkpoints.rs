@@ -287,7 +287,7 @@ fn early_stopping_patience_counts_across_a_resume() {
     let fit = |epochs: usize, resume: Option<Resume>| {
         Fit::new(classifier(), AdamConfig::new().init(), 1e-2)
             .options(FitOptions {
-                early_stopping: Some(dsl_runtime::spec::EarlyStopping {
+                early_stopping: Some(dsl_runtime::config::spec::EarlyStopping {
                     split: Split::Valid,
                     metric: "loss".into(),
                     patience: 2,

@@ -11,7 +11,7 @@ use burn::optim::SgdConfig;
 use burn::tensor::{Device, Tensor};
 use burn::train::{InferenceStep, RegressionOutput, TrainOutput, TrainStep};
 use dsl_runtime::checkpoint::{Policy, Resume};
-use dsl_runtime::evaluate::load_checkpoint;
+use dsl_runtime::inference::evaluate::load_checkpoint;
 use dsl_runtime::prelude::*;
 
 /// One parameter `w` whose loss is `w` itself: every SGD step at rate `lr` subtracts `lr`.

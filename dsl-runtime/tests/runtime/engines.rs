@@ -93,7 +93,7 @@ fn engine_burn_on_one_device_is_bit_identical_to_our_loop() {
     let burn_run = OnBurn::with_options(config.clone(), &device(), quiet).unwrap();
     let ours = OnBurn::with_options(
         OnBurnConfig {
-            engine: dsl_runtime::engine::Engine::Ours,
+            engine: dsl_runtime::fit::engine::Engine::Ours,
             artifacts: dir.path().join("ours").to_string_lossy().into_owned(),
             ..config
         },
@@ -200,7 +200,7 @@ fn ddp_on_cpu_devices_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let config = TwoDevicesConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
-        strategy: dsl_runtime::engine::Strategy::Ddp,
+        strategy: dsl_runtime::fit::engine::Strategy::Ddp,
         ..TwoDevices::config()
     };
     let err = TwoDevices::with_options(config, &burn::tensor::Device::flex(), quiet)

@@ -32,7 +32,7 @@ fn effective(model: &Classifier) -> Vec<u32> {
 
 #[test]
 fn lora_trains_adapters_only_and_resumes_bit_for_bit() {
-    use dsl_runtime::spec::LoraSpec;
+    use dsl_runtime::config::spec::LoraSpec;
     let _one = crate::one_at_a_time();
     let (whole_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let lora = LoraSpec {

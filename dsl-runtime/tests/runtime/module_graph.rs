@@ -1,8 +1,8 @@
 //! The runtime's layers depend on each other one way: no top-level module (a layer: `config`,
 //! `data`, `metric`, `model`, `checkpoint`, `inference`, `fit`, `output`, `app`, and the base
 //! modules) reaches, through its `crate::..` paths, one that reaches back. Read from the
-//! sources (comments and test modules left out); the root's re-exports (`crate::FitError`,
-//! `crate::cli`) count as the module they come from.
+//! sources (comments and test modules left out). The root's re-exports (`FitError`, `Fit`, ..)
+//! are for users: inside the crate every path is the real one, so none may be imported there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -72,7 +72,12 @@ fn the_runtime_modules_depend_on_each_other_one_way() {
     }
     let mut files = Vec::new();
     sources(&src, &mut files);
+    assert!(
+        root.contains_key("FitError"),
+        "the scan found the root's re-exports"
+    );
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut aliased = Vec::new();
     for file in files {
         let relative = file
             .strip_prefix(&src)
@@ -90,6 +95,9 @@ fn the_runtime_modules_depend_on_each_other_one_way() {
             .collect::<Vec<_>>()
             .join("\n");
         for word in references(&code) {
+            if root.contains_key(&word) {
+                aliased.push(format!("{relative}: crate::{word}"));
+            }
             let target = root.get(&word).cloned().unwrap_or(word);
             let is_module = src.join(format!("{target}.rs")).exists() || src.join(&target).is_dir();
             if target != module && is_module {
@@ -97,6 +105,10 @@ fn the_runtime_modules_depend_on_each_other_one_way() {
             }
         }
     }
+    assert!(
+        aliased.is_empty(),
+        "root re-exports imported inside the crate (name the real path): {aliased:?}"
+    );
     assert!(edges.len() >= 8, "the scan found the modules: {edges:?}");
     // Depth-first search for a path back to where it started.
     fn cycle(

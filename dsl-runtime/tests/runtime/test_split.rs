@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::common::*;
 use burn::optim::SgdConfig;
 use dsl_runtime::checkpoint::Policy;
-use dsl_runtime::evaluate::{evaluate, load_checkpoint};
 use dsl_runtime::fit::{TestPlan, TestSplit};
+use dsl_runtime::inference::evaluate::{evaluate, load_checkpoint};
 use dsl_runtime::prelude::*;
 
 fn options(dir: &Path, best: Option<&str>) -> FitOptions {

@@ -2,8 +2,8 @@
 
 use crate::common::*;
 use burn::optim::SgdConfig;
+use dsl_runtime::config::spec::{EarlyStopping, GradClip};
 use dsl_runtime::prelude::*;
-use dsl_runtime::spec::{EarlyStopping, GradClip};
 
 fn one_step(clip: Option<GradClip>) -> Vec<f32> {
     let dir = tempfile::tempdir().unwrap();
@@ -108,7 +108,7 @@ fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
 #[test]
 fn a_plateau_schedule_lowers_the_rate_from_the_history_and_resumes_exactly() {
     use dsl_runtime::checkpoint::{Policy, Resume};
-    use dsl_runtime::spec::Schedule;
+    use dsl_runtime::config::spec::Schedule;
     let schedule = Schedule::Plateau {
         split: Split::Valid,
         metric: "batches".into(),

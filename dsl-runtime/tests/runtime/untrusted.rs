@@ -11,8 +11,8 @@ use std::path::Path;
 
 use crate::common::*;
 use burn::optim::AdamConfig;
+use dsl_runtime::app::cli::Args;
 use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
-use dsl_runtime::cli::Args;
 use dsl_runtime::prelude::*;
 
 fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
@@ -285,7 +285,7 @@ struct Config {
     lr: f64,
     batch_size: usize,
     shuffle: Option<u64>,
-    optimizer: dsl_runtime::spec::OptimizerSpec,
+    optimizer: dsl_runtime::config::spec::OptimizerSpec,
     checkpoint: Option<Vec<Policy>>,
 }
 
@@ -296,7 +296,7 @@ fn untrusted_config_files() {
         lr: 0.1,
         batch_size: 16,
         shuffle: Some(7),
-        optimizer: dsl_runtime::spec::OptimizerSpec::Adam {
+        optimizer: dsl_runtime::config::spec::OptimizerSpec::Adam {
             beta_1: 0.9,
             beta_2: 0.999,
             epsilon: 1e-5,

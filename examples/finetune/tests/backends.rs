@@ -10,7 +10,8 @@ use finetune::{FineTune, FineTuneConfig, Pretrain, PretrainConfig};
 
 fn test_device() -> Device {
     let name = std::env::var("DSL_TEST_DEVICE").unwrap_or_else(|_| "flex".to_owned());
-    dsl_runtime::device::parse(&name).unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
+    dsl_runtime::config::device::parse(&name)
+        .unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
 }
 
 fn quiet(options: &mut FitOptions) {

@@ -53,7 +53,7 @@ pub fn main() {
     )
     .unwrap();
     let file = dir.join("pretrained.safetensors");
-    dsl_runtime::weights::export_safetensors(&pretrained.model, &file).unwrap();
+    dsl_runtime::model::weights::export_safetensors(&pretrained.model, &file).unwrap();
 
     let config = FineTune::config();
     assert_eq!(config.init_from.as_deref(), Some("pretrained.safetensors"));

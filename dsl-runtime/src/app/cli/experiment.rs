@@ -11,12 +11,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Args, main};
-use crate::evaluate::Evaluation;
+use crate::app::sweep::Plan;
+use crate::app::verify::Recorded;
 use crate::fit::{FitReport, test_line};
+use crate::inference::evaluate::Evaluation;
 use crate::parallel;
-use crate::sweep::Plan;
-use crate::verify::Recorded;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 
 /// An experiment as the command line drives it: its config, its sweep, and the entry points
 /// `training!` generates for it.

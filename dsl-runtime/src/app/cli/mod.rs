@@ -18,9 +18,9 @@ mod experiment;
 #[cfg(feature = "wgpu")]
 mod headless;
 
+use crate::app::sweep::Plan;
 pub use crate::error::CliError;
-use crate::sweep::Plan;
-use crate::{FitError, FitOptions};
+use crate::{config::options::FitOptions, error::FitError};
 pub use allocator::tune_allocator;
 pub use experiment::{Experiment, run};
 
@@ -118,7 +118,7 @@ pub struct Args {
     /// The trial this process trains, set by [`main`] from `--trial`: recorded in the sweep
     /// when training ends.
     #[arg(skip)]
-    pub sweep_trial: Option<crate::sweep::Trial>,
+    pub sweep_trial: Option<crate::app::sweep::Trial>,
     /// Train nothing: save the best checkpoint of the newest run (or `--run`) as a
     /// safetensors file.
     #[arg(long, value_name = "FILE")]
@@ -477,9 +477,9 @@ fn sweep<C: Serialize + DeserializeOwned>(
                 trials.len(),
                 dir.display()
             );
-            let children = crate::sweep::child_args(std::env::args().skip(1));
-            let failed = crate::sweep::run_children(trials.len(), jobs, &dir, &children)?;
-            match crate::sweep::report(&dir) {
+            let children = crate::app::sweep::child_args(std::env::args().skip(1));
+            let failed = crate::app::sweep::run_children(trials.len(), jobs, &dir, &children)?;
+            match crate::app::sweep::report(&dir) {
                 Ok(table) => println!("{table}"),
                 Err(e) => eprintln!("error: cannot write the sweep's tables: {e}"),
             }

@@ -73,7 +73,8 @@ pub fn device() -> Device {
 /// name whose backend was not built in fails every test that asks, never skips it.
 pub fn run_device() -> Device {
     let name = std::env::var("DSL_TEST_DEVICE").unwrap_or_else(|_| "flex".to_owned());
-    dsl_runtime::device::parse(&name).unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
+    dsl_runtime::config::device::parse(&name)
+        .unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
 }
 
 /// The seed's MLP with `outputs` outputs, drawn on the CPU and moved to the test device, as
