@@ -1,5 +1,6 @@
 //! The top-level keys of `training!`: what the parser accepts, and the keys table of the crate
-//! docs (`dsl-runtime/src/keys.md`, generated from this table and checked by a test).
+//! docs (`dsl-runtime/src/keys.md` and the book's `reference/keys.md`, generated from this table
+//! and checked by a test).
 
 /// One key of `training!`.
 pub struct Key {
@@ -248,20 +249,32 @@ pub fn markdown_table() -> String {
 mod tests {
     use super::*;
 
-    /// The crate docs of `dsl-runtime` include `keys.md`, written from [`KEYS`]; after a change
-    /// of the table, `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary` writes it again.
+    /// The crate docs of `dsl-runtime` include `keys.md`, and the book's keys page holds the
+    /// same table under its heading (a file readable on its own, not an include); both are
+    /// written from [`KEYS`]. After a change of the table, `DSL_WRITE_DOCS=1 cargo test -p
+    /// dsl-vocabulary` writes them again.
     #[test]
-    fn the_keys_table_of_the_docs_is_this_one() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../dsl-runtime/src/keys.md");
+    fn the_keys_tables_of_the_docs_are_this_one() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
         let table = markdown_table();
-        if std::env::var_os("DSL_WRITE_DOCS").is_some() {
-            std::fs::write(path, &table).unwrap();
-        }
-        let written = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(
-            written == table,
-            "{path} is not the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
+        let page = format!(
+            "# Keys of `training!`\n\n\
+             Generated from `dsl-vocabulary` (the table the macro parses with); `cargo test -p\n\
+             dsl-vocabulary` fails when this page and the vocabulary differ.\n\n{table}"
         );
+        for (path, text) in [
+            (format!("{root}/dsl-runtime/src/keys.md"), &table),
+            (format!("{root}/docs/src/reference/keys.md"), &page),
+        ] {
+            if std::env::var_os("DSL_WRITE_DOCS").is_some() {
+                std::fs::write(&path, text).unwrap();
+            }
+            let written = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                written == *text,
+                "{path} is not the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
+            );
+        }
     }
 
     #[test]

@@ -123,9 +123,10 @@ fn every_relative_link_points_at_a_file() {
 #[test]
 fn the_keys_reference_is_the_vocabularys_table() {
     let page = std::fs::read_to_string(root().join("docs/src/reference/keys.md")).unwrap();
+    let table = std::fs::read_to_string(root().join("dsl-runtime/src/keys.md")).unwrap();
     assert!(
-        page.contains("{{#include ../../../dsl-runtime/src/keys.md}}"),
-        "{page}"
+        page.contains(&table) && table.lines().count() > 20,
+        "the keys page does not hold the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
     );
     let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
     for page in pages()
