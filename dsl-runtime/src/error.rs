@@ -18,6 +18,20 @@ pub enum FitError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A callback asked [`EpochEnd::value`](crate::fit::callback::EpochEnd::value) for a
+    /// metric the run does not record (a typo would otherwise read `None` forever).
+    #[error(
+        "a callback asked `EpochEnd::value` for `{asked}`, which this run does not record: \
+         {suggestion}the recorded metrics are {recorded}; to read another, add it to `metrics: [..]`"
+    )]
+    UnrecordedMetric {
+        /// `split.metric` as asked.
+        asked: String,
+        /// "did you mean `..`? ", or nothing.
+        suggestion: String,
+        /// The recorded metrics, comma-separated.
+        recorded: String,
+    },
     /// A setting of the config layer (an option out of its range, a device, a schedule, an
     /// optimizer argument, a module path, a setting Burn's engine does not honour).
     #[error(transparent)]

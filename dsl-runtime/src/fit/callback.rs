@@ -6,8 +6,10 @@
 //!
 //! [`Fit::callback`]: crate::fit::Fit::callback
 
+use std::cell::RefCell;
 use std::path::Path;
 
+use crate::error::FitError;
 use crate::history::{History, Split};
 
 /// What a hook asks of the run.
@@ -54,12 +56,32 @@ pub struct EpochEnd<'a> {
     pub epoch: usize,
     /// Every value recorded so far.
     pub history: &'a History,
+    /// What [`EpochEnd::value`] was asked for that the run does not record: a typo there
+    /// would otherwise read `None` forever, so the run ends with an error naming it.
+    unrecorded: &'a RefCell<Vec<String>>,
 }
 
-impl EpochEnd<'_> {
-    /// This epoch's value of `split.metric`.
+impl<'a> EpochEnd<'a> {
+    /// The end of `epoch`, e.g. to test a callback outside a run.
+    pub fn new(epoch: usize, history: &'a History, unrecorded: &'a RefCell<Vec<String>>) -> Self {
+        Self {
+            epoch,
+            history,
+            unrecorded,
+        }
+    }
+
+    /// This epoch's value of `split.metric`; `None` when it has no value this epoch. A metric
+    /// the run does not record at all ends the run with an error naming the recorded ones
+    /// (after this epoch is saved).
     pub fn value(&self, split: Split, metric: &str) -> Option<f64> {
-        self.history.get(split, metric)?.at(self.epoch)
+        let Some(series) = self.history.get(split, metric) else {
+            self.unrecorded
+                .borrow_mut()
+                .push(format!("{split}.{metric}"));
+            return None;
+        };
+        series.at(self.epoch)
     }
 }
 
@@ -148,16 +170,52 @@ impl Callback for Box<dyn Callback> {
     }
 }
 
-/// The callbacks of a run, and the reason the first one to stop it gave.
+/// The callbacks of a run, the reason the first one to stop it gave, and the metrics they
+/// asked for that the run does not record.
 #[derive(Default)]
 pub(crate) struct Callbacks {
     list: Vec<Box<dyn Callback>>,
     stop: Option<String>,
+    unrecorded: RefCell<Vec<String>>,
 }
 
 impl Callbacks {
     pub fn new(list: Vec<Box<dyn Callback>>) -> Self {
-        Self { list, stop: None }
+        Self {
+            list,
+            stop: None,
+            unrecorded: RefCell::default(),
+        }
+    }
+
+    /// The end of `epoch` as the callbacks see it.
+    pub fn tell_epoch_end(&mut self, epoch: usize, history: &History) {
+        let unrecorded = std::mem::take(&mut self.unrecorded);
+        let end = EpochEnd::new(epoch, history, &unrecorded);
+        self.each(|c| c.epoch_end(&end));
+        self.unrecorded = unrecorded;
+    }
+
+    /// An error for the first metric a callback asked for that the run does not record.
+    pub fn check_asked(&self, history: &History) -> Result<(), FitError> {
+        let Some(asked) = self.unrecorded.borrow().first().cloned() else {
+            return Ok(());
+        };
+        let recorded: Vec<String> = history
+            .series()
+            .iter()
+            .map(|s| format!("{}.{}", s.split, s.metric))
+            .collect();
+        let known: Vec<&str> = recorded.iter().map(String::as_str).collect();
+        let suggestion = match dsl_vocabulary::closest(&asked, &known) {
+            Some(close) => format!("did you mean `{close}`? "),
+            None => String::new(),
+        };
+        Err(FitError::UnrecordedMetric {
+            asked,
+            suggestion,
+            recorded: known.join(", "),
+        })
     }
 
     pub fn is_empty(&self) -> bool {

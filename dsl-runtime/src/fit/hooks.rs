@@ -15,7 +15,7 @@ use super::saving::Saving;
 use crate::config::spec::PlateauRule;
 use crate::erased::AnyModule;
 use crate::error::FitError;
-use crate::fit::callback::{Callbacks, EpochEnd};
+use crate::fit::callback::Callbacks;
 use crate::history::History;
 
 /// What a hook sees at an edge of epoch `epoch`, and may change.
@@ -75,6 +75,8 @@ impl<M: LearnerModel> EpochHook<M> for Features {
         // Every feature hears of the epoch's end, whichever asks to stop.
         let by_callback = self.callbacks.epoch_end(edge)?;
         self.saving.epoch_end(edge)?;
+        // After saving: a typo in a callback costs no trained epoch.
+        self.callbacks.check_asked(edge.history)?;
         let by_early_stop = self.early_stop.epoch_end(edge)?;
         Ok(by_callback || by_early_stop)
     }
@@ -101,11 +103,7 @@ impl<M: LearnerModel> EpochHook<M> for Callbacks {
     }
 
     fn epoch_end(&mut self, edge: &mut Edge<'_, M>) -> Result<bool, FitError> {
-        let end = EpochEnd {
-            epoch: edge.epoch,
-            history: edge.history,
-        };
-        self.each(|c| c.epoch_end(&end));
+        self.tell_epoch_end(edge.epoch, edge.history);
         edge.callback_states = self.states();
         Ok(self.stop().is_some())
     }

@@ -215,3 +215,52 @@ fn a_stateful_callback_resumes_bit_identically() {
         "{err}"
     );
 }
+
+/// Reads `valid.<metric>` at each epoch's end.
+struct Reads(&'static str);
+
+impl Callback for Reads {
+    fn epoch_end(&mut self, end: &EpochEnd<'_>) -> Control {
+        let _ = end.value(Split::Valid, self.0);
+        Control::Continue
+    }
+}
+
+/// A callback reading a metric the run does not record (a typo) would get `None` forever: the
+/// run ends after the first epoch, saved, with an error that names the recorded metrics and
+/// the likely one; a metric that is recorded changes nothing.
+#[test]
+fn a_callback_asking_for_an_unrecorded_metric_ends_the_run_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = fit(options(dir.path(), 3, None))
+        .valid_metric(metric::accuracy())
+        .callback(Reads("acuracy"))
+        .run(&device(), data())
+        .err()
+        .expect("a run whose callback reads an unrecorded metric fails");
+    let message = error.to_string();
+    for part in [
+        "a callback asked `EpochEnd::value` for `valid.acuracy`, which this run does not record",
+        "did you mean `valid.accuracy`?",
+        "train.loss, valid.loss, valid.accuracy",
+        "`metrics: [..]`",
+    ] {
+        assert!(message.contains(part), "{part:?} not in: {message}");
+    }
+    let run = dir.path().join("callbacks/run-1");
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert!(csv.contains(",1,valid,loss,"), "epoch 1 is recorded: {csv}");
+    assert!(!csv.contains(",2,valid,"), "no epoch 2: {csv}");
+    assert!(
+        run.join("checkpoint/state-1.json").exists(),
+        "epoch 1 is saved before the error"
+    );
+
+    let read = tempfile::tempdir().unwrap();
+    let report = fit(options(read.path(), 2, None))
+        .valid_metric(metric::accuracy())
+        .callback(Reads("accuracy"))
+        .run(&device(), data())
+        .unwrap();
+    assert_eq!(report.last_epoch, 2);
+}
