@@ -170,8 +170,11 @@ impl Args {
                 .find(|a| fails_alone::<C>(&defaults, &a.key, &a.value, a.source));
             match culprit {
                 Some(a) => CliError(format!(
-                    "{}: invalid value for config key `{}`: {}",
-                    a.source, a.key, error
+                    "{}: invalid value for config key `{}`: {}{}",
+                    a.source,
+                    a.key,
+                    error,
+                    form_of(a.key.as_str(), at(&defaults, &a.key))
                 )),
                 None => CliError(format!("invalid config: {error}")),
             }
@@ -242,6 +245,13 @@ impl Args {
         ];
         for (key, value, flag) in typed {
             if let Some(value) = value {
+                if defaults.get(key).is_none() {
+                    return Err(CliError(format!(
+                        "{flag}: this experiment has no `{key}` key; add `{key}: ..` to its \
+                         `training!` block to set it from the command line (the keys reference \
+                         gives its form)"
+                    )));
+                }
                 layers.set(key.to_owned(), value, flag)?;
             }
         }
@@ -251,9 +261,9 @@ impl Args {
                     "--set expects KEY=VALUE, got `{assignment}`"
                 )));
             };
-            // JSON where it parses (numbers, booleans, null, objects), a string otherwise.
-            let value = serde_json::from_str(text).unwrap_or_else(|_| Value::from(text));
-            layers.set(key.trim().to_owned(), value, "--set")?;
+            let key = key.trim();
+            let value = set_value(text, at(&layers.config, key));
+            layers.set(key.to_owned(), value, "--set")?;
         }
         Ok(layers)
     }
@@ -263,6 +273,47 @@ impl Args {
 struct Layers {
     config: Value,
     assignments: Vec<Assignment>,
+}
+
+/// The value at dot-separated `path` of `config`, if there is one.
+fn at<'a>(config: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(config, |node, part| node.get(part))
+}
+
+/// A `--set` value: JSON where it parses (numbers, booleans, null, objects), a string
+/// otherwise. Where the config holds a structured value (`lr_schedule`, `checkpoint`,
+/// `optimizer`, ..), `training!`'s `none` is JSON's `null` and a bare name (`cosine`) is the
+/// variant of that name (`{"kind": "cosine"}`), whose missing fields serde then names.
+fn set_value(text: &str, current: Option<&Value>) -> Value {
+    if let Ok(value) = serde_json::from_str(text) {
+        return value;
+    }
+    let structured = current.is_some_and(|c| c.is_object() || c.is_array() || c.is_null());
+    let word = !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match current {
+        _ if structured && text == "none" => Value::Null,
+        Some(Value::Object(map)) if word && map.contains_key("kind") => {
+            serde_json::json!({ "kind": text })
+        }
+        _ => Value::from(text),
+    }
+}
+
+/// For a key whose config value is structured, its form: serde's own words ("internally
+/// tagged enum") do not say what to write.
+fn form_of(key: &str, current: Option<&Value>) -> String {
+    match current {
+        Some(value @ (Value::Object(_) | Value::Array(_))) => format!(
+            "\nhelp: `{key}` is JSON in the config, as in `config.json`; now it is {value}, so e.g. `--set '{key}={value}'`{}",
+            if value.get("kind").is_some() {
+                " with another `kind` and its fields"
+            } else {
+                ""
+            }
+        ),
+        _ => String::new(),
+    }
 }
 
 /// One `key = value` from a config file, a flag or a `--set`.
@@ -586,6 +637,58 @@ mod tests {
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Optimizer {
         beta_1: f32,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Schedule {
+        Constant,
+        Cosine { min_lr: f64 },
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Structured {
+        lr_schedule: Schedule,
+        checkpoint: Option<Vec<u32>>,
+    }
+
+    fn structured(args: &[&str]) -> Result<Structured, String> {
+        let args = Args::try_parse_from(std::iter::once("prog").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let defaults = Structured {
+            lr_schedule: Schedule::Constant,
+            checkpoint: Some(vec![2]),
+        };
+        args.resolve(&defaults).map_err(|e| e.to_string())
+    }
+
+    /// `training!`'s spellings `none` and a bare schedule name work in `--set`; a value of the
+    /// wrong form is answered with the key's form, not serde's words alone; a flag for a key the
+    /// experiment lacks says to add the key.
+    #[test]
+    fn structured_keys_take_their_training_spelling_and_say_their_form() {
+        let config = structured(&["--set", "checkpoint=none"]).unwrap();
+        assert_eq!(config.checkpoint, None);
+        let config =
+            structured(&["--set", r#"lr_schedule={"kind":"cosine","min_lr":0.5}"#]).unwrap();
+        assert_eq!(config.lr_schedule, Schedule::Cosine { min_lr: 0.5 });
+        let err = structured(&["--set", "lr_schedule=cosine"]).unwrap_err();
+        assert!(err.contains("missing field `min_lr`"), "{err}");
+        assert!(
+            err.contains(r#"help: `lr_schedule` is JSON in the config, as in `config.json`; now it is {"kind":"constant"}, so e.g. `--set 'lr_schedule={"kind":"constant"}'` with another `kind` and its fields"#),
+            "{err}"
+        );
+        let err = structured(&["--set", "checkpoint=3"]).unwrap_err();
+        assert!(
+            err.contains("help: `checkpoint` is JSON in the config"),
+            "{err}"
+        );
+        assert!(err.contains("`--set 'checkpoint=[2]'`"), "{err}");
+        let err = structured(&["--devices", "2"]).unwrap_err();
+        assert!(
+            err.starts_with("--devices: this experiment has no `devices` key; add `devices: ..` to its `training!` block"),
+            "{err}"
+        );
     }
 
     fn defaults() -> Config {
