@@ -56,32 +56,123 @@ fn lr_groups_of(
         .collect()
 }
 
+/// The wrapper `training!` puts around the user's model (`<Name>Model { model }`): its paths
+/// from `training!` arrive with this prefix added.
+const WRAPPER: &str = "model.";
+
 /// The parameters under the module paths `paths` (a parameter, or every parameter of a
 /// submodule), as Burn's `ParamGroup` of their exact paths; a path that names no parameter is
 /// an error of `option` listing the model's parameters.
+///
+/// In a model wrapped by `training!` (every path under `model.`), a user who wrote the
+/// wrapper's prefix too (`freeze: [model.fc1]`, arriving as `model.model.fc1`) means `fc1`
+/// when that doubled path names nothing; and an error names paths as the user writes them.
 pub(crate) fn group(
     model: ModelRef<'_>,
     option: &'static str,
     paths: &[String],
 ) -> Result<ParamGroup, FitError> {
     let all = crate::model::weights::parameter_paths(model);
+    let wrapped = !all.is_empty() && all.iter().all(|p| p.starts_with(WRAPPER));
+    let under = |path: &str| -> Vec<String> {
+        let below = format!("{path}.");
+        all.iter()
+            .filter(|p| *p == path || p.starts_with(&below))
+            .cloned()
+            .collect()
+    };
     let mut chosen = Vec::new();
     for path in paths {
-        let under = format!("{path}.");
-        let matched: Vec<&String> = all
-            .iter()
-            .filter(|p| *p == path || p.starts_with(&under))
-            .collect();
+        let mut matched = under(path);
+        if matched.is_empty() && wrapped {
+            if let Some(inner) = path
+                .strip_prefix(WRAPPER)
+                .filter(|p| p.starts_with(WRAPPER))
+            {
+                matched = under(inner);
+            }
+        }
         if matched.is_empty() {
+            let shown = |p: &'_ str| -> String {
+                match wrapped {
+                    true => p.strip_prefix(WRAPPER).unwrap_or(p).to_owned(),
+                    false => p.to_owned(),
+                }
+            };
+            let listed: Vec<String> = all.iter().map(|p| shown(p)).collect();
             return Err(FitError::Setting(SettingError {
                 option,
                 message: format!(
-                    "`{path}` names no parameter of the model; its parameters are: {}",
-                    all.join(", ")
+                    "`{}` names no parameter of the model; its parameters are: {}",
+                    shown(path),
+                    listed.join(", ")
                 ),
             }));
         }
-        chosen.extend(matched.into_iter().cloned());
+        chosen.extend(matched);
     }
     Ok(ParamGroup::from_paths(chosen))
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::module::Module;
+    use burn::nn::{Linear, LinearConfig};
+    use burn::tensor::Device;
+
+    use super::group;
+    use crate::erased::ModelRef;
+
+    #[derive(Module, Debug)]
+    struct Mlp {
+        fc1: Linear,
+        fc2: Linear,
+    }
+
+    /// What `training!` trains: the user's model under the wrapper's `model` field.
+    #[derive(Module, Debug)]
+    struct Wrapped {
+        model: Mlp,
+    }
+
+    fn wrapped() -> Wrapped {
+        let device = Device::flex();
+        Wrapped {
+            model: Mlp {
+                fc1: LinearConfig::new(2, 3).init(&device),
+                fc2: LinearConfig::new(3, 1).init(&device),
+            },
+        }
+    }
+
+    fn json(group: burn::module::ParamGroup) -> serde_json::Value {
+        serde_json::to_value(group).unwrap()
+    }
+
+    /// `freeze: [model.fc1]` arrives as `model.model.fc1`: the user means `fc1`, and an error
+    /// names paths without the wrapper's prefix, as the user writes them.
+    #[test]
+    fn a_path_written_with_the_wrappers_prefix_names_the_same_parameters() {
+        let model = wrapped();
+        let model = ModelRef::new(&model);
+        let plain = group(model, "freeze", &["model.fc1".into()]).unwrap();
+        let prefixed = group(model, "freeze", &["model.model.fc1".into()]).unwrap();
+        assert_eq!(json(prefixed), json(plain.clone()));
+        assert_eq!(
+            json(plain),
+            json(burn::module::ParamGroup::from_paths(vec![
+                "model.fc1.weight",
+                "model.fc1.bias"
+            ]))
+        );
+        let err = group(model, "freeze", &["model.fc3".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "`fc3` names no parameter of the model; its parameters are: fc1.weight, fc1.bias, fc2.weight, fc2.bias"
+            ),
+            "{err}"
+        );
+    }
 }
