@@ -194,6 +194,8 @@ pub enum Schedule {
     },
     Step {
         every: Number,
+        /// `every_epochs` (else `every_steps`: optimizer steps).
+        epochs: bool,
         gamma: Number,
     },
     WarmUp {

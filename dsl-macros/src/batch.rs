@@ -12,7 +12,8 @@
 //! | `[f32; K]` / `[f64; K]` | `Tensor<2>` of shape `[n, K]` |
 //! | `[[f32; W]; H]`, `[[[f32; W]; H]; C]` (images) | `Tensor<3>` `[n, H, W]`, `Tensor<4>` `[n, C, H, W]` |
 //! | `[i64; K]` and other integer arrays (nested too) | `Tensor<2, Int>` `[n, K]` (one rank more per level) |
-//! | `Vec<f32>` / `Vec<f64>` of one length for every sample | `Tensor<2>` of shape `[n, len]` |
+//! | `Vec<f32>` / `Vec<f64>` of one length for every sample | `Tensor<2>` of shape `[n, len]` (a batch whose lengths vary panics naming the field, the sample and `#[pad]`) |
+//! | `Vec<f32>` / `Vec<f64>` of any length with `#[pad(v)]` | `Tensor<2>` `[n, longest]` padded with `v`, plus `<field>_mask` and `<field>_lengths` as below |
 //! | `Vec<usize>` and other integer vectors of any length (token ids) | `Tensor<2, Int>` `[n, longest]` padded with `#[pad(v)]` (0 by default), plus `<field>_mask: Tensor<2, Bool>` (true at real tokens) and `<field>_lengths: Tensor<1, Int>` |
 
 use proc_macro2::TokenStream;
@@ -32,6 +33,16 @@ enum Kind {
     FloatVec,
     /// Integer sequences of any length, padded with this value.
     IntSeq(i64),
+    /// Float sequences of any length (`#[pad(v)]` on a `Vec<f32>`), padded with this value.
+    FloatSeq(f64),
+}
+
+/// A field's `#[pad(v)]`.
+#[derive(Clone, Copy)]
+struct Pad {
+    value: f64,
+    /// Written as a whole number (what a token id needs).
+    whole: bool,
 }
 
 /// The most array levels a field may nest: a `Tensor<4>` with the batch dimension.
@@ -60,7 +71,7 @@ fn scalar(ty: &Type) -> Option<String> {
     (FLOATS.contains(&ident.as_str()) || INTS.contains(&ident.as_str())).then_some(ident)
 }
 
-fn kind(ty: &Type, pad: i64) -> Option<Kind> {
+fn kind(ty: &Type, pad: Option<Pad>) -> Option<Kind> {
     match ty {
         Type::Array(_) => {
             let (dims, scalar) = array_dims(ty)?;
@@ -90,8 +101,11 @@ fn kind(ty: &Type, pad: i64) -> Option<Kind> {
             };
             match args.args.first()? {
                 syn::GenericArgument::Type(inner) => match scalar(inner)? {
-                    s if FLOATS.contains(&s.as_str()) => Some(Kind::FloatVec),
-                    _ => Some(Kind::IntSeq(pad)),
+                    s if FLOATS.contains(&s.as_str()) => Some(match pad {
+                        Some(pad) => Kind::FloatSeq(pad.value),
+                        None => Kind::FloatVec,
+                    }),
+                    _ => Some(Kind::IntSeq(pad.map_or(0, |p| p.value as i64))),
                 },
                 _ => None,
             }
@@ -100,15 +114,15 @@ fn kind(ty: &Type, pad: i64) -> Option<Kind> {
     }
 }
 
-/// The value of a field's `#[pad(v)]` (an integer), if it has one.
-fn pad_value(field: &syn::Field) -> syn::Result<Option<i64>> {
+/// The value of a field's `#[pad(v)]` (a number), if it has one.
+fn pad_value(field: &syn::Field) -> syn::Result<Option<Pad>> {
     let Some(attr) = field.attrs.iter().find(|a| a.path().is_ident("pad")) else {
         return Ok(None);
     };
     let value: syn::Expr = attr.parse_args().map_err(|_| {
         syn::Error::new(
             attr.span(),
-            "`#[pad(..)]` takes the padding token id\nhelp: write e.g. `#[pad(0)]`",
+            "`#[pad(..)]` takes the padding value\nhelp: write e.g. `#[pad(0)]` (a token id) or `#[pad(0.0)]`",
         )
     })?;
     let (negative, lit) = match &value {
@@ -119,17 +133,25 @@ fn pad_value(field: &syn::Field) -> syn::Result<Option<i64>> {
         }) => (true, &**expr),
         other => (false, other),
     };
+    let sign = if negative { -1.0 } else { 1.0 };
     match lit {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(int),
             ..
-        }) => {
-            let v: i64 = int.base10_parse()?;
-            Ok(Some(if negative { -v } else { v }))
-        }
+        }) => Ok(Some(Pad {
+            value: sign * int.base10_parse::<i64>()? as f64,
+            whole: true,
+        })),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(float),
+            ..
+        }) => Ok(Some(Pad {
+            value: sign * float.base10_parse::<f64>()?,
+            whole: false,
+        })),
         _ => Err(syn::Error::new(
             value.span(),
-            "`#[pad(..)]` takes a whole number: the padding token id\nhelp: write e.g. `#[pad(0)]`",
+            "`#[pad(..)]` takes a number: the padding value\nhelp: write e.g. `#[pad(0)]` (a token id) or `#[pad(0.0)]`",
         )),
     }
 }
@@ -163,7 +185,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         let ident = field.ident.clone().expect("named");
         guessed.push((
             ident,
-            kind(&field.ty, 0).unwrap_or(Kind::Float),
+            kind(&field.ty, None).unwrap_or(Kind::Float),
             field.ty.span(),
         ));
         let pad = match pad_value(field) {
@@ -173,11 +195,17 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                 continue;
             }
         };
-        match kind(&field.ty, pad.unwrap_or(0)) {
-            Some(kind) if pad.is_some() && !matches!(kind, Kind::IntSeq(_)) => {
+        match kind(&field.ty, pad) {
+            Some(kind) if pad.is_some() && !matches!(kind, Kind::IntSeq(_) | Kind::FloatSeq(_)) => {
                 errors.push(syn::Error::new(
                     field.ty.span(),
-                    "`#[pad(..)]` is for variable-length integer sequences\nhelp: remove it, or make the field a `Vec<usize>` of token ids",
+                    "`#[pad(..)]` is for variable-length sequences\nhelp: remove it, or make the field a `Vec` (of f32 values, or of token ids)",
+                ));
+            }
+            Some(Kind::IntSeq(_)) if pad.is_some_and(|p| !p.whole) => {
+                errors.push(syn::Error::new(
+                    field.ty.span(),
+                    "a `Vec` of token ids is padded with a token id\nhelp: write a whole number, e.g. `#[pad(0)]`",
                 ));
             }
             Some(kind) => parts.push((field.ident.clone().expect("named"), kind, field.ty.span())),
@@ -213,7 +241,12 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     }
     let batch_fields = batch_fields(&parts, vis);
     let builds = parts.iter().map(|(ident, kind, _)| {
-        let message = format!("`{ident}` has a different length in two samples of one batch");
+        let message = format!(
+            "`{ident}` has length {{}} in a batch's first sample and {{}} in its sample {{}}: a \
+             `Vec<f32>` field of `#[derive(Batch)]` has one length; to batch samples of varying \
+             length, add `#[pad(0.0)]` to the field (it is then padded to the longest, with \
+             `{ident}_mask` and `{ident}_lengths`)"
+        );
         let field = ident.to_string();
         match kind {
             Kind::Float => quote! {
@@ -284,7 +317,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             Kind::FloatVec => quote! {
                 #ident: {
                     let len = items.first().map_or(0, |s| s.#ident.len());
-                    assert!(items.iter().all(|s| s.#ident.len() == len), #message);
+                    if let Some(k) = items.iter().position(|s| s.#ident.len() != len) {
+                        panic!(#message, len, items[k].#ident.len(), k);
+                    }
                     #rt::tensor::Tensor::from_data(
                         #rt::tensor::TensorData::new(
                             items.iter().flat_map(|s| s.#ident.iter().map(|v| *v as f32)).collect::<::std::vec::Vec<f32>>(),
@@ -294,6 +329,38 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                     )
                 }
             },
+            Kind::FloatSeq(pad) => {
+                let (mask, lengths) = (format_ident!("{ident}_mask"), format_ident!("{ident}_lengths"));
+                let pad = *pad as f32;
+                quote! {
+                    #ident: {
+                        let longest = items.iter().map(|s| s.#ident.len()).max().unwrap_or(0);
+                        let values: ::std::vec::Vec<f32> = items
+                            .iter()
+                            .flat_map(|s| {
+                                s.#ident.iter().map(|v| *v as f32)
+                                    .chain(::std::iter::repeat(#pad).take(longest - s.#ident.len()))
+                            })
+                            .collect();
+                        #rt::tensor::Tensor::from_data(#rt::tensor::TensorData::new(values, [n, longest]), device)
+                    },
+                    #mask: {
+                        let longest = items.iter().map(|s| s.#ident.len()).max().unwrap_or(0);
+                        let real: ::std::vec::Vec<bool> = items
+                            .iter()
+                            .flat_map(|s| (0..longest).map(move |i| i < s.#ident.len()))
+                            .collect();
+                        #rt::tensor::Tensor::from_data(#rt::tensor::TensorData::new(real, [n, longest]), device)
+                    },
+                    #lengths: #rt::tensor::Tensor::from_data(
+                        #rt::tensor::TensorData::new(
+                            items.iter().map(|s| s.#ident.len() as i64).collect::<::std::vec::Vec<i64>>(),
+                            [n],
+                        ),
+                        device,
+                    )
+                }
+            }
         }
     });
     // The sample's values for its dataset's fingerprint, read without formatting them.
@@ -353,19 +420,23 @@ fn batch_fields(
                     let rank = dims.len() + 1;
                     quote_spanned!(*span=> #vis #ident: #rt::tensor::Tensor<#rank, #int>)
                 }
-                Kind::IntSeq(_) => {
+                Kind::IntSeq(_) | Kind::FloatSeq(_) => {
                     let (mask, lengths) = (
                         format_ident!("{ident}_mask"),
                         format_ident!("{ident}_lengths"),
                     );
                     let doc = format!("`{ident}` padded to the longest sample: `[n, longest]`.");
+                    let tensor = match kind {
+                        Kind::IntSeq(_) => quote!(#rt::tensor::Tensor<2, #int>),
+                        _ => quote!(#rt::tensor::Tensor<2>),
+                    };
                     let mask_doc = format!(
-                        "Where `{ident}` holds a real token (not padding): `[n, longest]`."
+                        "Where `{ident}` holds a real value (not padding): `[n, longest]`."
                     );
                     let lengths_doc = format!("The length of each sample's `{ident}`: `[n]`.");
                     quote_spanned! {*span=>
                         #[doc = #doc]
-                        #vis #ident: #rt::tensor::Tensor<2, #int>,
+                        #vis #ident: #tensor,
                         #[doc = #mask_doc]
                         #vis #mask: #rt::tensor::Tensor<2, #rt::tensor::Bool>,
                         #[doc = #lengths_doc]

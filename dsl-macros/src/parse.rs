@@ -449,6 +449,47 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
     Ok(Optimizer::Named { name, lr, args })
 }
 
+/// `step(every_steps = n, ..)` or `step(every_epochs = n, ..)`: the unit is part of the
+/// spelling, since Burn's `StepLrScheduler` counts optimizer steps where PyTorch's `StepLR`
+/// counts epochs, and a bare `every` read the one way and meant the other decays a run to
+/// nothing without a word.
+fn step_schedule(args: &[(Ident, Arg)], name: &Ident, gamma: Number) -> syn::Result<Schedule> {
+    let help = "write `every_epochs = n` to decay every n epochs (PyTorch's `StepLR`) or \
+                `every_steps = n` for every n optimizer steps (Burn's `StepLrScheduler`)";
+    if let Some((key, _)) = args.iter().find(|(k, _)| k == "every") {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`every` does not say its unit\nhelp: {help}"),
+        ));
+    }
+    let mut given = args
+        .iter()
+        .filter(|(k, _)| k == "every_steps" || k == "every_epochs");
+    let Some((key, value)) = given.next() else {
+        return Err(syn::Error::new(
+            name.span(),
+            format!("`step` needs the period of its decay\nhelp: {help}"),
+        ));
+    };
+    if let Some((again, _)) = given.next() {
+        return Err(syn::Error::new(
+            again.span(),
+            "`step` takes one period: `every_steps` or `every_epochs`\nhelp: remove one",
+        ));
+    }
+    let Arg::Number(every) = value else {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` takes a number"),
+        ));
+    };
+    Ok(Schedule::Step {
+        every: every.clone(),
+        epochs: key == "every_epochs",
+        gamma,
+    })
+}
+
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
@@ -504,10 +545,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         "exponential" => Schedule::Exponential {
             gamma: get("gamma", None)?,
         },
-        "step" => Schedule::Step {
-            every: get("every", None)?,
-            gamma: get("gamma", Some(0.1))?,
-        },
+        "step" => step_schedule(&args, &name, get("gamma", Some(0.1))?)?,
         "warm_up" => {
             let steps = get("steps", None)?;
             let then = args
@@ -526,7 +564,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         Schedule::Cosine { .. } => &["min"],
         Schedule::Linear { .. } => &["final"],
         Schedule::Exponential { .. } => &["gamma"],
-        Schedule::Step { .. } => &["every", "gamma"],
+        Schedule::Step { .. } => &["every_steps", "every_epochs", "gamma"],
         Schedule::WarmUp { .. } => &["steps", "then"],
         Schedule::Plateau { .. } => unreachable!("parsed by `plateau`"),
     };

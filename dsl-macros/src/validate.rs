@@ -1161,6 +1161,15 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                     "write e.g. `gamma = 0.9`",
                 );
             }
+            Schedule::Step { every, epochs, .. } if !every.is_int || every.value < 1.0 => {
+                let unit = if *epochs { "epochs" } else { "steps" };
+                err(
+                    errors,
+                    every,
+                    &format!("`every_{unit}` must be a whole number of at least 1"),
+                    &format!("write e.g. `step(every_{unit} = 3, gamma = 0.5)`"),
+                );
+            }
             Schedule::Cosine { min } if min.value < 0.0 => {
                 err(
                     errors,

@@ -55,7 +55,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "lr_schedule",
         required: "no",
-        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every, gamma)`, `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs",
+        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs",
         default: "`constant`",
     },
     Key {

@@ -33,4 +33,5 @@ pass!(
     "../pass/training/augment.rs" => augment,
     "../pass/training/sweep.rs" => sweep,
     "../pass/training/hparams.rs" => hparams,
+    "../pass/training/step_epochs.rs" => step_epochs,
 );

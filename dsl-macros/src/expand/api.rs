@@ -511,16 +511,24 @@ fn with_options(
             "model.",
             &#config.groups,
         )?;
-        let #lr_schedule = #config.lr_schedule.build_grouped(
-            #config.lr,
-            #Rt::optimizer_steps(
+        let #lr_schedule = #config
+            .lr_schedule
+            .in_steps(#Rt::optimizer_steps(
                 #sources.train.len(),
                 #config.batch_size,
                 #config.grad_accumulation,
-                #config.epochs,
-            ),
-            &#groups,
-        )?;
+                1,
+            ))
+            .build_grouped(
+                #config.lr,
+                #Rt::optimizer_steps(
+                    #sources.train.len(),
+                    #config.batch_size,
+                    #config.grad_accumulation,
+                    #config.epochs,
+                ),
+                &#groups,
+            )?;
         let #optimizer = #optimizer_expr;
         let mut #options = #fit_options;
         #options.plateau = #config.lr_schedule.plateau();

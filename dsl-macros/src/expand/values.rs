@@ -118,9 +118,17 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
             let v = gamma.value;
             quote!(#Rt::Schedule::Exponential { gamma: #v })
         }
-        Schedule::Step { every, gamma } => {
+        Schedule::Step {
+            every,
+            epochs,
+            gamma,
+        } => {
             let (n, g) = (every.as_usize(), gamma.value);
-            quote!(#Rt::Schedule::Step { step_size: #n, gamma: #g })
+            if *epochs {
+                quote!(#Rt::Schedule::StepEpochs { epochs: #n, gamma: #g })
+            } else {
+                quote!(#Rt::Schedule::Step { step_size: #n, gamma: #g })
+            }
         }
         Schedule::Plateau {
             metric,

@@ -365,10 +365,20 @@ pub enum Schedule {
         /// Factor per step, in (0, 1].
         gamma: f64,
     },
-    /// Multiplied by `gamma` every `step_size` steps.
+    /// Multiplied by `gamma` every `step_size` optimizer steps (Burn's `StepLrScheduler`;
+    /// `step(every_steps = n)` in `training!`).
     Step {
         /// Steps between two decays.
         step_size: usize,
+        /// Factor per decay.
+        gamma: f64,
+    },
+    /// Multiplied by `gamma` every `epochs` epochs (PyTorch's `StepLR`; `step(every_epochs =
+    /// n)`): a [`Schedule::Step`] of `epochs` times the optimizer steps of an epoch, which
+    /// [`Schedule::in_steps`] turns it into before it is built.
+    StepEpochs {
+        /// Epochs between two decays.
+        epochs: usize,
         /// Factor per decay.
         gamma: f64,
     },
@@ -395,6 +405,22 @@ pub enum Schedule {
 }
 
 impl Schedule {
+    /// The schedule with its periods in epochs ([`Schedule::StepEpochs`]) counted in optimizer
+    /// steps, for a run of `steps_per_epoch` optimizer steps per epoch.
+    pub fn in_steps(&self, steps_per_epoch: usize) -> Schedule {
+        match self {
+            Schedule::StepEpochs { epochs, gamma } => Schedule::Step {
+                step_size: epochs * steps_per_epoch.max(1),
+                gamma: *gamma,
+            },
+            Schedule::WarmUp { steps, then } => Schedule::WarmUp {
+                steps: *steps,
+                then: Box::new(then.in_steps(steps_per_epoch)),
+            },
+            other => other.clone(),
+        }
+    }
+
     /// Burn's scheduler for a run of `total_steps` optimizer steps starting at rate `lr`.
     pub fn build(&self, lr: f64, total_steps: usize) -> Result<ModuleLrScheduler, FitError> {
         self.build_grouped(lr, total_steps, &[])
@@ -490,6 +516,14 @@ impl Schedule {
             Schedule::Step { step_size, gamma } => StepLrSchedulerConfig::new(lr, *step_size)
                 .with_gamma(*gamma)
                 .into(),
+            Schedule::StepEpochs { .. } => {
+                return Err(FitError::Setting(SettingError {
+                    option: "lr_schedule",
+                    message: "a period in epochs needs the run's steps per epoch: build \
+                              `schedule.in_steps(steps_per_epoch)`"
+                        .to_owned(),
+                }));
+            }
             Schedule::WarmUp { steps: warm, then } => {
                 if *warm == 0 || *warm >= steps {
                     return Err(FitError::Setting(SettingError {
@@ -562,6 +596,44 @@ mod tests {
     fn rates(schedule: Schedule, lr: f64, steps: usize) -> Vec<f64> {
         let mut s = schedule.build(lr, steps).unwrap();
         (0..steps).map(|_| s.step().base()).collect()
+    }
+
+    /// `step(every_epochs = 2)` with 3 optimizer steps per epoch decays after 6 steps, as
+    /// `step(every_steps = 6)` does; unconverted, it is an error, not a guess.
+    #[test]
+    fn a_period_in_epochs_is_that_many_epochs_of_steps() {
+        let epochs = Schedule::StepEpochs {
+            epochs: 2,
+            gamma: 0.5,
+        };
+        let in_steps = rates(epochs.in_steps(3), 1.0, 12);
+        assert_eq!(
+            in_steps,
+            rates(
+                Schedule::Step {
+                    step_size: 6,
+                    gamma: 0.5
+                },
+                1.0,
+                12
+            )
+        );
+        assert_eq!(in_steps[5], 1.0);
+        assert_eq!(in_steps[6], 0.5);
+        let warm = Schedule::WarmUp {
+            steps: 2,
+            then: Box::new(epochs.clone()),
+        };
+        assert!(matches!(
+            warm.in_steps(3),
+            Schedule::WarmUp { then, .. } if *then == Schedule::Step { step_size: 6, gamma: 0.5 }
+        ));
+        let err = epochs.build(1.0, 12).err().unwrap().to_string();
+        assert!(err.contains("in_steps(steps_per_epoch)"), "{err}");
+        assert_eq!(
+            serde_json::to_value(&epochs).unwrap(),
+            serde_json::json!({"kind": "step_epochs", "epochs": 2, "gamma": 0.5})
+        );
     }
 
     #[test]

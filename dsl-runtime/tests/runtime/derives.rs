@@ -192,6 +192,72 @@ fn nested_arrays_stack_as_images_and_token_lists_pad_with_a_mask() {
     );
 }
 
+/// A series of readings of any length: `#[pad(..)]` on a `Vec<f32>`; and one without it.
+#[derive(Clone, Debug, Batch)]
+struct Readings {
+    #[pad(-1.5)]
+    values: Vec<f32>,
+    fixed: Vec<f32>,
+}
+
+#[test]
+fn float_series_pad_with_a_mask_and_unpadded_ones_of_varying_length_name_the_fix() {
+    use burn::data::dataloader::batcher::Batcher;
+    let readings = |values: &[f32], fixed: &[f32]| Readings {
+        values: values.to_vec(),
+        fixed: fixed.to_vec(),
+    };
+    let batch = ReadingsBatcher.batch(
+        vec![
+            readings(&[1.0], &[5.0, 6.0]),
+            readings(&[2.0, 3.0, 4.0], &[7.0, 8.0]),
+        ],
+        &device().inner(),
+    );
+    assert_eq!(
+        batch.values.into_data().iter::<f32>().collect::<Vec<_>>(),
+        [1.0, -1.5, -1.5, 2.0, 3.0, 4.0],
+        "padded with #[pad(-1.5)]"
+    );
+    assert_eq!(
+        batch
+            .values_mask
+            .into_data()
+            .iter::<bool>()
+            .collect::<Vec<_>>(),
+        [true, false, false, true, true, true]
+    );
+    assert_eq!(
+        batch
+            .values_lengths
+            .into_data()
+            .iter::<i64>()
+            .collect::<Vec<_>>(),
+        [1, 3]
+    );
+    assert_eq!(batch.fixed.dims(), [2, 2]);
+
+    let varying = std::panic::catch_unwind(|| {
+        ReadingsBatcher.batch(
+            vec![
+                readings(&[1.0], &[5.0, 6.0]),
+                readings(&[1.0], &[5.0, 6.0]),
+                readings(&[1.0], &[7.0]),
+            ],
+            &device().inner(),
+        )
+    })
+    .err()
+    .expect("a batch of varying lengths without #[pad] is refused");
+    let message = varying.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with(
+            "`fixed` has length 2 in a batch's first sample and 1 in its sample 2: a `Vec<f32>` field of `#[derive(Batch)]` has one length; to batch samples of varying length, add `#[pad(0.0)]` to the field"
+        ),
+        "{message}"
+    );
+}
+
 #[derive(Clone, Debug, Batch)]
 struct Tokens {
     ids: Vec<u32>,

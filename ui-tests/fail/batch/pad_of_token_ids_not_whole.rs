@@ -1,0 +1,12 @@
+use dsl_runtime::prelude::*;
+
+#[derive(Clone, Batch)]
+struct Sentence {
+    #[pad(0.5)]
+    tokens: Vec<usize>,
+    label: usize,
+}
+
+fn main() {
+    let _ = SentenceBatcher;
+}
