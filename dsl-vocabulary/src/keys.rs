@@ -85,7 +85,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "strategy",
         required: "no",
-        form: r#"`single`, `multi` or `ddp` (Burn's execution strategies; see the README's "Scaling out")"#,
+        form: r#"`single`, `multi` or `ddp` (Burn's execution strategies; see the book's "Sweeps and clusters" page, "Scaling out")"#,
         default: "`single`",
     },
     Key {

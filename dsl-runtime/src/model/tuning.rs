@@ -84,13 +84,13 @@ pub(crate) fn group(
     let mut chosen = Vec::new();
     for path in paths {
         let mut matched = under(path);
-        if matched.is_empty() && wrapped {
-            if let Some(inner) = path
+        if matched.is_empty()
+            && wrapped
+            && let Some(inner) = path
                 .strip_prefix(WRAPPER)
                 .filter(|p| p.starts_with(WRAPPER))
-            {
-                matched = under(inner);
-            }
+        {
+            matched = under(inner);
         }
         if matched.is_empty() {
             let shown = |p: &'_ str| -> String {

@@ -247,8 +247,7 @@ fn float_series_pad_with_a_mask_and_unpadded_ones_of_varying_length_name_the_fix
             &device().inner(),
         )
     })
-    .err()
-    .expect("a batch of varying lengths without #[pad] is refused");
+    .expect_err("a batch of varying lengths without #[pad] is refused");
     let message = varying.downcast_ref::<String>().unwrap();
     assert!(
         message.starts_with(

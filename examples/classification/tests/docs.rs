@@ -82,6 +82,27 @@ impl Artifacts {
     }
 }
 
+/// The provenance the reproducibility page shows is a run's: the same keys, and the same data
+/// fingerprints (commits and versions aside, which change with every commit).
+#[test]
+fn the_book_shows_the_provenance_a_run_records() {
+    let page = workspace("docs/src/guide/reproducibility.md");
+    let from = page.find("```json\n").expect("the provenance block") + "```json\n".len();
+    let block = &page[from..from + page[from..].find("```").unwrap()];
+    let shown: serde_json::Value = serde_json::from_str(&format!("{{{block}}}")).unwrap();
+    let shown = &shown["provenance"];
+    let artifacts = Artifacts::new();
+    assert!(artifacts.run(&[]).status.success());
+    let config = std::fs::read(artifacts.path.join("three_class/run-1/config.json")).unwrap();
+    let config: serde_json::Value = serde_json::from_slice(&config).unwrap();
+    let recorded = &config["provenance"];
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(shown), keys(recorded));
+    assert_eq!(shown["data"], recorded["data"], "the data fingerprints");
+    assert_eq!(shown["burn"], recorded["burn"]);
+}
+
 #[test]
 fn the_readme_and_the_book_show_what_the_first_run_prints() {
     let marker = "`cargo run -p classification` prints";

@@ -32,3 +32,35 @@ fn fine_tuning_from_the_exported_weights_learns_the_second_task() {
     assert!(tuned.averaged.is_some(), "validated on the moving average");
     println!("test accuracy on the second task: pretrained {before:.1} %, fine-tuned {after:.1} %");
 }
+
+/// The binary writes where `--artifacts` says (both runs and the exported weights), and
+/// refuses an argument it does not know.
+#[test]
+fn the_binary_writes_under_its_artifacts_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_finetune"))
+        .current_dir(dir.path())
+        .args(["--artifacts", "elsewhere"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let elsewhere = dir.path().join("elsewhere");
+    assert!(elsewhere.join("pretrained.safetensors").exists());
+    assert!(elsewhere.join("pretrain/run-1/config.json").exists());
+    assert!(elsewhere.join("fine_tune/run-1/config.json").exists());
+    assert!(
+        !dir.path().join("artifacts").exists(),
+        "nothing in the default folder"
+    );
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_finetune"))
+        .current_dir(dir.path())
+        .arg("--epochs=3")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unexpected argument `--epochs=3`"));
+}

@@ -1,5 +1,6 @@
 //! The wine example's stated figures: validation accuracy clearly above the majority class,
-//! and the last lines of its run exactly as the book's getting-started page shows them.
+//! the last lines of its run exactly as the book's getting-started page shows them, and its
+//! figure.
 
 use std::process::Command;
 
@@ -65,4 +66,16 @@ fn validation_accuracy_beats_the_majority_class_baseline() {
         .expect("a final validation accuracy");
     println!("validation accuracy {accuracy:.2} % against a majority baseline of {baseline:.2} %");
     assert!(accuracy > 50.0, "validation accuracy {accuracy} %");
+    // The book's figure (under `docs/src`, where mdbook copies it into the built book) is this
+    // run's plot.
+    let figure = std::fs::read(dir_path.join("wine/run-1/curves.svg")).unwrap();
+    let shown = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/src/figures/wine-curves.svg"
+    ))
+    .unwrap();
+    assert!(
+        figure == shown,
+        "the book's wine figure is not this run's curves.svg: copy it to docs/src/figures/wine-curves.svg"
+    );
 }
