@@ -6,7 +6,8 @@
 //! warning, the first error points into the mistaken text, and no line names the runtime's
 //! plumbing. `fail/` keeps reviewed `.stderr` files for a representative subset.
 //!
-//! `CORPUS=<substring>` checks only the cases whose name contains it.
+//! `CORPUS=<substring>[,<substring>..]` checks only the cases whose name contains one;
+//! `CORPUS_SHOW=1` prints every case's errors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ enum Edit {
         from: &'static str,
         to: &'static str,
     },
+    /// The `training!` block moved into the body of `main`.
+    InsideMain,
 }
 
 use Edit::*;
@@ -475,6 +478,189 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
         },
         false,
     ),
+    // A key given a value of the wrong form.
+    (
+        "name_a_string",
+        Replace {
+            key: "name",
+            from: "name: *,",
+            to: "name: \"*\",",
+        },
+        true,
+    ),
+    (
+        "name_a_path",
+        Replace {
+            key: "name",
+            from: "name: ",
+            to: "name: crate::",
+        },
+        true,
+    ),
+    (
+        "optimizer_a_number",
+        Replace {
+            key: "optimizer",
+            from: "optimizer: *,",
+            to: "optimizer: 0.01,",
+        },
+        true,
+    ),
+    (
+        "optimizer_lr_positional",
+        Replace {
+            key: "optimizer",
+            from: "(lr = ",
+            to: "(",
+        },
+        true,
+    ),
+    (
+        "schedule_a_number",
+        Replace {
+            key: "lr_schedule",
+            from: "lr_schedule: *,",
+            to: "lr_schedule: 0.5,",
+        },
+        true,
+    ),
+    (
+        "schedule_argument_positional",
+        Replace {
+            key: "lr_schedule",
+            from: "(min = ",
+            to: "(",
+        },
+        true,
+    ),
+    (
+        "epochs_a_string",
+        Replace {
+            key: "epochs",
+            from: "epochs: *,",
+            to: "epochs: \"*\",",
+        },
+        true,
+    ),
+    (
+        "batch_size_a_call",
+        Replace {
+            key: "loader",
+            from: "batch_size: *,",
+            to: "batch_size: size(*),",
+        },
+        true,
+    ),
+    (
+        "checkpoint_a_string",
+        Replace {
+            key: "checkpoint",
+            from: "checkpoint: *,",
+            to: "checkpoint: \"*\",",
+        },
+        true,
+    ),
+    (
+        "metric_a_string",
+        Replace {
+            key: "metrics",
+            from: "[train.loss",
+            to: "[\"train.loss\"",
+        },
+        true,
+    ),
+    (
+        "metrics_not_a_list",
+        Replace {
+            key: "metrics",
+            from: "metrics: [*],",
+            to: "metrics: *,",
+        },
+        true,
+    ),
+    (
+        "device_unquoted",
+        Replace {
+            key: "device",
+            from: "\"flex\"",
+            to: "flex",
+        },
+        true,
+    ),
+    // One malformed entry of `hparams` among good ones.
+    (
+        "hparam_type_missing",
+        Replace {
+            key: "hparams",
+            from: ": usize = ",
+            to: " = ",
+        },
+        true,
+    ),
+    (
+        "hparam_default_missing",
+        Replace {
+            key: "hparams",
+            from: ": f64 = *,",
+            to: ": f64,",
+        },
+        true,
+    ),
+    // A `#[derive(StepOutput)]` role on a field of the wrong tensor type.
+    (
+        "output_loss_of_rank_two",
+        Source {
+            from: "    pub loss: Tensor<1>,",
+            to: "    pub loss: Tensor<2>,",
+        },
+        true,
+    ),
+    (
+        "output_targets_of_floats",
+        Source {
+            from: "    pub kinds: Tensor<1, Int>,",
+            to: "    pub kinds: Tensor<1>,",
+        },
+        true,
+    ),
+    // A sample type lacking a bound the loader needs.
+    (
+        "sample_without_clone",
+        Source {
+            from: "#[derive(Clone, Debug, Batch)]",
+            to: "#[derive(Debug, Batch)]",
+        },
+        true,
+    ),
+    // A metric function of the wrong signature.
+    (
+        "metric_function_by_value",
+        Source {
+            from: "(output: &",
+            to: "(output: ",
+        },
+        true,
+    ),
+    (
+        "metric_function_without_count",
+        Source {
+            from: "-> Result<(f64, usize), TensorReadError> {",
+            to: "-> Result<f64, TensorReadError> {",
+        },
+        true,
+    ),
+    // A model expression whose type cannot be inferred.
+    (
+        "model_built_by_collect",
+        Replace {
+            key: "model",
+            from: " = *,",
+            to: " = std::iter::empty().collect(),",
+        },
+        true,
+    ),
+    // `training!` written inside `main`.
+    ("inside_main", InsideMain, true),
 ];
 
 /// Names of the runtime's plumbing and paths into sources the user did not write.
@@ -597,6 +783,16 @@ fn apply(shape: &Shape, edit: &Edit) -> Option<(String, (usize, usize))> {
             let mutated = format!("{}{copy}{}", &text[..stop], &text[stop..]);
             Some((mutated, (stop, stop + copy.len())))
         }
+        InsideMain => {
+            let start = text.find("training! {")?;
+            let block = &text[start..end + 1];
+            let rest = format!("{}{}", &text[..start], &text[end + 1..]);
+            let head = "fn main() -> std::process::ExitCode {\n";
+            let at = rest.find(head)? + head.len();
+            let moved = format!("    {}\n", block.trim_end().replace('\n', "\n    "));
+            let mutated = format!("{}{moved}{}", &rest[..at], &rest[at..]);
+            Some((mutated, (at, at + moved.len())))
+        }
         Source { from, to } => {
             let i = text.find(from)?;
             let mutated = format!("{}{to}{}", &text[..i], &text[i + from.len()..]);
@@ -649,7 +845,7 @@ fn cases(dir: &Path) -> Vec<Case> {
     for shape in shapes() {
         let mut add = |id: &str, text: String, mistake, caught| {
             let name = format!("{}__{id}", shape.name);
-            if name.contains(&only) {
+            if only.split(',').any(|part| name.contains(part)) {
                 cases.push(Case {
                     file: dir.join(format!("{name}.rs")),
                     name,
@@ -826,6 +1022,7 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
     let reports = check(&dir, &target.join("tests/trybuild"));
     let mut failures = Vec::new();
     let (mut mistakes, mut caught, mut one, mut as_printed, mut internal) = (0, 0, 0, 0, 0);
+    let mut helped = 0;
     for case in &cases {
         let empty = Report::default();
         let report = reports.get(&case.name).unwrap_or(&empty);
@@ -855,6 +1052,13 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
             .iter()
             .map(|e| e["rendered"].as_str().unwrap_or_default())
             .collect();
+        if std::env::var_os("CORPUS_SHOW").is_some() {
+            println!("== {}\n{}", case.name, rendered.join(""));
+        }
+        // What to do: a `help:` the message carries (ours do), or a suggestion rustc attaches.
+        if rendered[0].contains("help:") {
+            helped += 1;
+        }
         // Cargo's terminal output shows each distinct error once; its count (and an editor's
         // list) has every copy.
         let mut printed = rendered.clone();
@@ -888,9 +1092,9 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
         }
     }
     println!(
-        "| experiments | mistakes | caught at compile time | exactly one error | cargo count = printed | naming internals |\n\
-         |---|---|---|---|---|---|\n\
-         | {} | {mistakes} | {caught} | {one} | {as_printed} | {internal} |",
+        "| experiments | mistakes | caught at compile time | exactly one error | cargo count = printed | says what to do | naming internals |\n\
+         |---|---|---|---|---|---|---|\n\
+         | {} | {mistakes} | {caught} | {one} | {as_printed} | {helped} | {internal} |",
         shapes().len()
     );
     assert!(
