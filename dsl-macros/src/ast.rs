@@ -280,6 +280,9 @@ pub struct Hparam {
     pub name: Ident,
     pub ty: Type,
     pub default: Expr,
+    /// Declared with its type or default missing (reported): a field of type `()` that no
+    /// user expression is type-checked against, so that its readers add no error.
+    pub broken: bool,
 }
 
 /// One key of `sweep: { .. }` and its values, literals as written.

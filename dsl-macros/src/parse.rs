@@ -73,6 +73,17 @@ fn entries(
     let mut meant: Vec<String> = Vec::new();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
+        if !input.peek(Token![:]) || input.peek(Token![::]) {
+            errors.push(syn::Error::new(
+                key.span(),
+                format!("`{key}` is not followed by `:`\nhelp: keys are written `key: value,`"),
+            ));
+            skip_to_next_key(input);
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+            continue;
+        }
         input.parse::<Token![:]>()?;
         let name = key.to_string();
         let outcome = if !known.contains(&name.as_str()) {
@@ -112,8 +123,8 @@ fn entries(
             isolated(input, &key, |input| value(&key, input, errors))
         };
         if let Err(err) = outcome {
-            errors.push(err);
-            if !input.is_empty() && !input.peek(Token![,]) {
+            errors.push(with_form(&key.to_string(), err));
+            if !input.is_empty() && !at_next_key(input) {
                 skip_value(input);
             }
         } else if !input.is_empty() && !input.peek(Token![,]) {
@@ -168,15 +179,51 @@ fn isolated(
     })
 }
 
+/// syn's own words for a value of the wrong form ("expected identifier") do not say what the
+/// key takes: they get the key's example. A message of ours (with its `help:`) stays.
+fn with_form(key: &str, err: syn::Error) -> syn::Error {
+    let message = err.to_string();
+    match keys::example(key) {
+        Some(example) if !message.contains("\nhelp:") => syn::Error::new(
+            err.span(),
+            format!("`{key}` is not written this way ({message})\nhelp: write it like `{example}`"),
+        ),
+        _ => err,
+    }
+}
+
 /// Moves past a rejected value: a whole expression where it is one (a closure's `|a, b|`
-/// holds commas), else up to the next comma.
+/// holds commas), else up to the next key (a value that is a list without its brackets holds
+/// commas too).
 fn skip_value(input: ParseStream) {
     let fork = input.fork();
-    if fork.parse::<Expr>().is_ok() && (fork.is_empty() || fork.peek(Token![,])) {
+    if fork.parse::<Expr>().is_ok() && at_next_key(&fork) {
         input.advance_to(&fork);
         return;
     }
-    skip_to_comma(input);
+    skip_to_next_key(input);
+}
+
+/// At the end, or at the comma before the next `key:` (a doc comment may come between).
+fn at_next_key(input: ParseStream) -> bool {
+    if input.is_empty() {
+        return true;
+    }
+    let fork = input.fork();
+    fork.parse::<Token![,]>().is_ok()
+        && (fork.is_empty() || {
+            let _ = fork.call(Attribute::parse_outer);
+            fork.peek(Ident) && fork.peek2(Token![:]) && !fork.peek2(Token![::])
+        })
+}
+
+/// Moves up to the comma before the next `key:`, or to the end.
+fn skip_to_next_key(input: ParseStream) {
+    while !at_next_key(input) {
+        if input.step(|cursor| Ok(((), cursor.token_tree().map_or(*cursor, |(_, next)| next)))).is_err() {
+            return;
+        }
+    }
 }
 
 fn skip_to_comma(input: ParseStream) {
@@ -200,19 +247,23 @@ fn top_level(
     input: ParseStream,
     errors: &mut Errors,
 ) -> syn::Result<()> {
+    if UNQUOTED.contains(&key.to_string().as_str()) && input.peek(LitStr) {
+        return quoted_value(exp, key, input, errors);
+    }
     match key.to_string().as_str() {
         "name" => {
-            exp.vis = input.parse()?;
-            exp.name = Some(input.parse()?);
+            let (vis, name) = type_name(input, errors)?;
+            exp.vis = vis;
+            exp.name = Some(name);
         }
         "model" => exp.model = Some(model(input, errors)?),
         "step" => exp.step = Some(step(input, errors)?),
         "loader" => exp.loader = Some(loader(input, errors)?),
-        "optimizer" => exp.optimizer = Some(optimizer(input)?),
+        "optimizer" => exp.optimizer = Some(optimizer(input, errors)?),
         "lr" => exp.lr = Some(number(input)?),
         "lr_schedule" => exp.lr_schedule = Some(schedule(input)?),
         "epochs" => exp.epochs = Some(number(input)?),
-        "metrics" => exp.metrics = Some(metrics(input)?),
+        "metrics" => exp.metrics = Some(metrics(input, errors)?),
         "callbacks" => exp.callbacks = Some(callbacks(input)?),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
@@ -229,7 +280,7 @@ fn top_level(
             )?)
         }
         "sweep" => exp.sweep = Some(sweep(input)?),
-        "hparams" => exp.hparams = Some(hparams(input)?),
+        "hparams" => exp.hparams = Some(hparams(input, errors)?),
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => exp.ema = Some(number(input)?),
@@ -254,6 +305,81 @@ fn top_level(
         _ => unreachable!("`entries` only passes known keys"),
     }
     Ok(())
+}
+
+/// Keys whose value is never a string (`artifacts`, `init_from` and `device` are).
+const UNQUOTED: &[&str] = &[
+    "optimizer",
+    "lr",
+    "lr_schedule",
+    "epochs",
+    "checkpoint",
+    "early_stopping",
+    "grad_accumulation",
+    "grad_clip",
+    "seed",
+    "resume",
+    "unfreeze",
+    "ema",
+    "devices",
+    "engine",
+    "strategy",
+    "data_parallel",
+    "gradient_checkpointing",
+];
+
+/// A value written in quotes that is not a string: reported, then read from inside the quotes,
+/// so that the rest of the invocation (`best(..)` of a metric in a quoted list, a quoted
+/// number of epochs) sees the value meant and adds no error of its own.
+fn quoted_value(
+    exp: &mut Experiment,
+    key: &Ident,
+    input: ParseStream,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let lit: LitStr = input.parse()?;
+    errors.push(syn::Error::new(
+        lit.span(),
+        format!(
+            "`{key}` is written without quotes\nhelp: write `{key}: {}`",
+            lit.value()
+        ),
+    ));
+    let mut inner = Errors::new();
+    let _ = lit.parse_with(|value: ParseStream| top_level(exp, key, value, &mut inner));
+    // What the quoted text gets wrong besides its quotes shows once they are gone.
+    let _ = inner.finish();
+    Ok(())
+}
+
+/// The experiment's type name. A string or a path is reported and its name kept, so that the
+/// code naming the type (`Triage::cli()`) adds no error of its own.
+fn type_name(input: ParseStream, errors: &mut Errors) -> syn::Result<(syn::Visibility, Ident)> {
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        errors.push(syn::Error::new(
+            lit.span(),
+            format!(
+                "`name` is the name of the type it declares, written without quotes\nhelp: write `name: {}`",
+                lit.value()
+            ),
+        ));
+        return lit.parse_with(|inner: ParseStream| Ok((inner.parse()?, inner.parse()?)));
+    }
+    let vis: syn::Visibility = input.parse()?;
+    let path = syn::Path::parse_mod_style(input)?;
+    let last = path.segments.last().map(|s| s.ident.clone());
+    match last {
+        Some(name) if path.segments.len() == 1 && path.leading_colon.is_none() => Ok((vis, name)),
+        Some(name) => {
+            errors.push(syn::Error::new_spanned(
+                &path,
+                format!("`name` declares a type here, so it is a name, not a path\nhelp: write `name: {name}`"),
+            ));
+            Ok((vis, name))
+        }
+        None => Err(input.error("expected the experiment's name")),
+    }
 }
 
 fn model(input: ParseStream, errors: &mut Errors) -> syn::Result<Model> {
@@ -416,7 +542,31 @@ fn named_args(input: ParseStream) -> syn::Result<Vec<(Ident, Number)>> {
     Ok(args.into_iter().collect())
 }
 
-fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
+fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> {
+    if input.peek(syn::Lit) {
+        let value: syn::Lit = input.parse()?;
+        return Err(syn::Error::new(
+            value.span(),
+            "`optimizer` is an optimizer, not a number: the learning rate is its argument `lr`\nhelp: write e.g. `optimizer: sgd(lr = 0.01)` or `optimizer: adam(lr = 1e-3)`",
+        ));
+    }
+    // One of ours, called with an argument not written `name = value`: each is told its name.
+    if input.peek(Ident) && input.peek2(syn::token::Paren) {
+        let fork = input.fork();
+        let name: Ident = fork.parse()?;
+        if let Some(known) = dsl_vocabulary::optimizer::named(&name.to_string())
+            && named_args(&fork.fork()).is_err()
+        {
+            input.advance_to(&fork);
+            let args = positional_optimizer_args(input, &name, known, errors)?;
+            let mut args = args;
+            let lr = args
+                .iter()
+                .position(|(k, _)| k == "lr")
+                .map(|i| args.remove(i).1);
+            return Ok(Optimizer::Named { name, lr, args });
+        }
+    }
     let named_form = input.peek(Ident) && input.peek2(syn::token::Paren) && {
         // `name(key = value, ..)` is our form; anything else is a Rust expression.
         let fork = input.fork();
@@ -447,6 +597,60 @@ fn optimizer(input: ParseStream) -> syn::Result<Optimizer> {
         .position(|(k, _)| k == "lr")
         .map(|i| args.remove(i).1);
     Ok(Optimizer::Named { name, lr, args })
+}
+
+/// The arguments of a named optimizer where some are positional (`adam(1e-3)`): each of those
+/// is reported with the name its position would have (`lr` first, then the optimizer's own in
+/// order) and kept under it, so that no "needs a learning rate" follows.
+fn positional_optimizer_args(
+    input: ParseStream,
+    name: &Ident,
+    known: &dsl_vocabulary::optimizer::Optimizer,
+    errors: &mut Errors,
+) -> syn::Result<Vec<(Ident, Number)>> {
+    let content;
+    parenthesized!(content in input);
+    let names: Vec<&str> = std::iter::once("lr")
+        .chain(known.args.iter().map(|a| a.name))
+        .collect();
+    let mut args = Vec::new();
+    let mut position = 0;
+    while !content.is_empty() {
+        if content.peek(Ident) && content.peek2(Token![=]) {
+            let key: Ident = content.parse()?;
+            content.parse::<Token![=]>()?;
+            args.push((key, number(&content)?));
+        } else {
+            let value: Expr = content.parse()?;
+            let written = quote::quote!(#value).to_string().replace(' ', "");
+            match names.get(position) {
+                Some(meant) => {
+                    errors.push(syn::Error::new_spanned(
+                        &value,
+                        format!(
+                            "the arguments of `{name}` are named: this one is `{meant}`\nhelp: write `{name}({meant} = {written}, ..)`"
+                        ),
+                    ));
+                    if let Ok(number) = number_expr(&value) {
+                        args.push((Ident::new(meant, value.span()), number));
+                    }
+                }
+                None => errors.push(syn::Error::new_spanned(
+                    &value,
+                    format!(
+                        "`{name}` takes {} arguments, each named\nhelp: write them `name = value`: {}",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                )),
+            }
+        }
+        position += 1;
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(args)
 }
 
 /// `step(every_steps = n, ..)` or `step(every_epochs = n, ..)`: the unit is part of the
@@ -490,6 +694,19 @@ fn step_schedule(args: &[(Ident, Arg)], name: &Ident, gamma: Number) -> syn::Res
     })
 }
 
+/// The arguments of schedule `name`, in the order a positional one is taken to mean.
+fn schedule_args(name: &str) -> &'static [&'static str] {
+    match name {
+        "cosine" => &["min"],
+        "linear" => &["final"],
+        "exponential" => &["gamma"],
+        "step" => &["every_epochs", "gamma"],
+        "warm_up" => &["steps", "then"],
+        "plateau" => &["metric", "factor", "patience"],
+        _ => &[],
+    }
+}
+
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
@@ -506,7 +723,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         return plateau(input, &name);
     }
     let args = if input.peek(syn::token::Paren) {
-        named_args_or_schedule(input)?
+        named_args_or_schedule(input, &name)?
     } else {
         Vec::new()
     };
@@ -560,13 +777,8 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         _ => unreachable!("an unknown schedule is rejected above"),
     };
     let allowed: &[&str] = match &schedule {
-        Schedule::Constant => &[],
-        Schedule::Cosine { .. } => &["min"],
-        Schedule::Linear { .. } => &["final"],
-        Schedule::Exponential { .. } => &["gamma"],
         Schedule::Step { .. } => &["every_steps", "every_epochs", "gamma"],
-        Schedule::WarmUp { .. } => &["steps", "then"],
-        Schedule::Plateau { .. } => unreachable!("parsed by `plateau`"),
+        _ => schedule_args(&name.to_string()),
     };
     if let Some((key, _)) = args.iter().find(|(k, _)| !allowed.iter().any(|a| k == a)) {
         return Err(syn::Error::new(
@@ -589,22 +801,45 @@ enum Arg {
     Schedule(Box<Schedule>),
 }
 
-/// Schedule arguments: numbers, or a nested schedule for `then`.
-fn named_args_or_schedule(input: ParseStream) -> syn::Result<Vec<(Ident, Arg)>> {
+/// Schedule arguments: numbers, or a nested schedule for `then`. A positional one is told the
+/// name its position takes.
+fn named_args_or_schedule(
+    input: ParseStream,
+    schedule_name: &Ident,
+) -> syn::Result<Vec<(Ident, Arg)>> {
     let content;
     parenthesized!(content in input);
-    let args = Punctuated::<(Ident, Arg), Token![,]>::parse_terminated_with(&content, |input| {
+    let mut args = Vec::new();
+    while !content.is_empty() {
+        if !(content.peek(Ident::peek_any) && content.peek2(Token![=])) {
+            let value: Expr = content.parse()?;
+            let written = quote::quote!(#value).to_string().replace(' ', "");
+            let names = schedule_args(&schedule_name.to_string());
+            let help = match names.get(args.len()) {
+                Some(meant) => format!(
+                    "this one is `{meant}`\nhelp: write `{schedule_name}({meant} = {written})`"
+                ),
+                None => format!("\nhelp: its arguments are {}", names.join(", ")),
+            };
+            return Err(syn::Error::new_spanned(
+                &value,
+                format!("the arguments of `{schedule_name}` are named: {help}"),
+            ));
+        }
         // `final` of `linear(final = ..)` is a Rust keyword.
-        let name = Ident::parse_any(input)?;
-        input.parse::<Token![=]>()?;
+        let name = Ident::parse_any(&content)?;
+        content.parse::<Token![=]>()?;
         let value = if name == "then" {
-            Arg::Schedule(Box::new(schedule(input)?))
+            Arg::Schedule(Box::new(schedule(&content)?))
         } else {
-            Arg::Number(number(input)?)
+            Arg::Number(number(&content)?)
         };
-        Ok((name, value))
-    })?;
-    Ok(args.into_iter().collect())
+        args.push((name, value));
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(args)
 }
 
 /// `split.metric` or `split.metric(number)`.
@@ -663,14 +898,60 @@ fn custom_metric(input: ParseStream, split: Ident, keyword: Ident) -> syn::Resul
     })
 }
 
-fn metrics(input: ParseStream) -> syn::Result<Vec<MetricRef>> {
+/// `[split.metric, ..]`, each entry on its own: a quoted one is reported and read from inside
+/// its quotes, another malformed one reported and skipped, and the others kept, so that
+/// `best(..)` of a recorded metric adds no error.
+fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef>> {
+    if !input.peek(syn::token::Bracket) {
+        // The list without its brackets, up to the next key: reported, and kept.
+        let start = input.span();
+        let mut metrics = vec![metric_ref(input)?];
+        while !at_next_key(input) {
+            input.parse::<Token![,]>()?;
+            if at_next_key(input) {
+                break;
+            }
+            metrics.push(metric_ref(input)?);
+        }
+        errors.push(syn::Error::new(
+            start,
+            format!(
+                "`metrics` is a list in square brackets\nhelp: write it like `{}`",
+                keys::example("metrics").unwrap_or_default()
+            ),
+        ));
+        return Ok(metrics);
+    }
     let content;
     bracketed!(content in input);
-    Ok(
-        Punctuated::<MetricRef, Token![,]>::parse_terminated_with(&content, metric_ref)?
-            .into_iter()
-            .collect(),
-    )
+    let mut metrics = Vec::new();
+    while !content.is_empty() {
+        if content.peek(LitStr) {
+            let lit: LitStr = content.parse()?;
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!(
+                    "a metric is written without quotes\nhelp: write `{}`",
+                    lit.value()
+                ),
+            ));
+            if let Ok(metric) = lit.parse_with(metric_ref) {
+                metrics.push(metric);
+            }
+        } else {
+            match metric_ref(&content) {
+                Ok(metric) => metrics.push(metric),
+                Err(err) => {
+                    errors.push(err);
+                    skip_to_comma(&content);
+                }
+            }
+        }
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(metrics)
 }
 
 /// `[fc1, encoder.layer, "layers.0"]`: module paths.
@@ -863,7 +1144,10 @@ fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
 }
 
 /// `{ /// doc\n name: Type = default, .. }`.
-fn hparams(input: ParseStream) -> syn::Result<Vec<Hparam>> {
+/// `{ name: Type = default, .. }`, each entry on its own: one with its type or default
+/// missing is reported and kept as declared (broken), so that `config.<name>` elsewhere and the
+/// sweep of it add no "no such field" error.
+fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> {
     const FORM: &str = "write `hparams: { hidden: usize = 64, dropout: f64 = 0.1 }`";
     let content;
     braced!(content in input);
@@ -876,33 +1160,47 @@ fn hparams(input: ParseStream) -> syn::Result<Vec<Hparam>> {
                 format!("expected a hyperparameter's name\nhelp: {FORM}"),
             )
         })?;
+        let broken = |docs, name: Ident| Hparam {
+            docs,
+            name,
+            ty: syn::parse_quote!(()),
+            default: syn::parse_quote!(::core::default::Default::default()),
+            broken: true,
+        };
         if !content.peek(Token![:]) {
-            return Err(syn::Error::new(
+            errors.push(syn::Error::new(
                 name.span(),
                 format!(
                     "`{name}` needs its type and default value\nhelp: write `{name}: usize = 64`"
                 ),
             ));
+            hparams.push(broken(docs, name));
+            skip_to_comma(&content);
+        } else {
+            content.parse::<Token![:]>()?;
+            let ty: syn::Type = content.parse()?;
+            if content.peek(Token![=]) {
+                content.parse::<Token![=]>()?;
+                let default: Expr = content.parse()?;
+                hparams.push(Hparam {
+                    docs,
+                    name,
+                    ty,
+                    default,
+                    broken: false,
+                });
+            } else {
+                errors.push(syn::Error::new_spanned(
+                    &ty,
+                    format!(
+                        "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
+                        quote::quote!(#ty)
+                    ),
+                ));
+                hparams.push(broken(docs, name));
+                skip_to_comma(&content);
+            }
         }
-        content.parse::<Token![:]>()?;
-        let ty: syn::Type = content.parse()?;
-        if !content.peek(Token![=]) {
-            return Err(syn::Error::new_spanned(
-                &ty,
-                format!(
-                    "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
-                    quote::quote!(#ty)
-                ),
-            ));
-        }
-        content.parse::<Token![=]>()?;
-        let default: Expr = content.parse()?;
-        hparams.push(Hparam {
-            docs,
-            name,
-            ty,
-            default,
-        });
         if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }

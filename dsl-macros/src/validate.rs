@@ -91,9 +91,16 @@ fn user_expressions(exp: &Experiment) -> impl Iterator<Item = &syn::Expr> {
         .chain(callbacks)
 }
 
-/// Each `config.<name>` in `expr` whose name is neither a hyperparameter of `exp` nor a
-/// built-in key; none where the expression binds a `config` of its own.
-pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&'a Ident> {
+/// Whether `expr` reads a hyperparameter declared without its type or default (reported where
+/// it is declared): such an expression is not type-checked against its stand-in type.
+pub fn reads_broken_hparam(exp: &Experiment, expr: &syn::Expr) -> bool {
+    config_reads(expr)
+        .iter()
+        .any(|field| exp.hparam(&field.to_string()).is_some_and(|h| h.broken))
+}
+
+/// The fields `expr` reads of `config` (none where it binds a `config` of its own).
+fn config_reads(expr: &syn::Expr) -> Vec<&Ident> {
     use syn::visit::Visit;
     #[derive(Default)]
     struct Reads<'a> {
@@ -119,8 +126,13 @@ pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&
     if reads.shadowed {
         return Vec::new();
     }
-    reads
-        .fields
+    reads.fields
+}
+
+/// Each `config.<name>` in `expr` whose name is neither a hyperparameter of `exp` nor a
+/// built-in key; none where the expression binds a `config` of its own.
+pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&'a Ident> {
+    config_reads(expr)
         .into_iter()
         .filter(|field| {
             let name = field.to_string();

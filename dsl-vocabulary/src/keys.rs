@@ -12,6 +12,8 @@ pub struct Key {
     pub form: &'static str,
     /// What an absent key means, in Markdown.
     pub default: &'static str,
+    /// The key with a value, as an error's help writes it.
+    pub example: &'static str,
 }
 
 /// Every key, in the order the docs list them.
@@ -21,192 +23,228 @@ pub const KEYS: &[Key] = &[
         required: "yes",
         form: "a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case",
         default: "private items",
+        example: "name: MyExperiment",
     },
     Key {
         name: "model",
         required: "yes",
         form: "`Type = expression`; `device` in the expression is the CPU device (`flex`, autodiff): the model is drawn there and then moved to the run's device, so a seed gives the same initial weights on every backend; `config` is the run's config",
         default: "",
+        example: "model: Mlp = Mlp::new(device)",
     },
     Key {
         name: "step",
         required: "yes",
         form: "`|model, batch: Batch| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...)",
         default: "",
+        example: "step: |model, batch: Batch| -> ClassificationOutput { model.forward(batch) }",
     },
     Key {
         name: "loader",
         required: "yes",
         form: "`{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: |item, rng| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it",
         default: "`test`, `augment`: none; `shuffle`: dataset order; `workers`: 0",
+        example: "loader: { train: my_dataset(), valid: my_dataset(), batcher: MyBatcher, batch_size: 32 }",
     },
     Key {
         name: "optimizer",
         required: "yes",
         form: "`sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0",
         default: "Burn's defaults for unnamed arguments",
+        example: "optimizer: adam(lr = 1e-3)",
     },
     Key {
         name: "lr",
         required: "with an optimizer expression",
         form: "number",
         default: "",
+        example: "lr: 1e-3",
     },
     Key {
         name: "lr_schedule",
         required: "no",
         form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs",
         default: "`constant`",
+        example: "lr_schedule: cosine(min = 1e-5)",
     },
     Key {
         name: "epochs",
         required: "yes",
         form: "whole number ≥ 1",
         default: "",
+        example: "epochs: 10",
     },
     Key {
         name: "metrics",
         required: "no",
         form: "`[split.metric, ..]`, split `train`/`valid`/`test` (with `loader: { test: .. }`), metric {metrics}, or your own as `split.metric(name = expr)`, recorded as `name`: `metric::Mean::higher_is_better(f)` (a per-batch value and weight from `f(&output)`, averaged over the epoch), `metric::Epoch::higher_is_better(state)` (a [`metric::EpochMetric`], one value per epoch), or any numeric Burn metric",
         default: "`[train.loss, valid.loss]`",
+        example: "metrics: [train.loss, valid.loss, valid.accuracy]",
     },
     Key {
         name: "callbacks",
         required: "no",
         form: "`[expr, ..]`: values implementing [`Callback`] (hooks at run, epoch and step, may stop the run, may save state in checkpoints); not with `engine`/`strategy`/`devices`",
         default: "none",
+        example: "callbacks: [MyCallback::default()]",
     },
     Key {
         name: "checkpoint",
         required: "no",
         form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch",
         default: "`none`",
+        example: "checkpoint: keep_last(2) | best(valid.loss)",
     },
     Key {
         name: "strategy",
         required: "no",
         form: r#"`single`, `multi` or `ddp` (Burn's execution strategies; see the book's "Sweeps and clusters" page, "Scaling out")"#,
         default: "`single`",
+        example: "strategy: ddp",
     },
     Key {
         name: "devices",
         required: "no",
         form: "whole number ≥ 1; more than one runs on Burn's engine",
         default: "1",
+        example: "devices: 2",
     },
     Key {
         name: "data_parallel",
         required: "no",
         form: "`mpi`: launched by `mpirun -n N` (or `srun`), the N processes train one run, each optimizer step summing one batch per process, bit-identical to one process with `grad_accumulation: N`; alone, the binary trains as without the key. Needs the `mpi` feature of `dsl-runtime` to run under a launcher",
         default: "none",
+        example: "data_parallel: mpi",
     },
     Key {
         name: "engine",
         required: "no",
         form: "`ours` or `burn` (Burn's `SupervisedTraining`, also on one device)",
         default: "`ours`",
+        example: "engine: burn",
     },
     Key {
         name: "resume",
         required: "no",
         form: "`latest` or `epoch(n)` of the newest run (or the config's `run`); needs `checkpoint`",
         default: "a fresh run in a new `run-<N>` directory; earlier runs are kept",
+        example: "resume: latest",
     },
     Key {
         name: "early_stopping",
         required: "no",
         form: "`patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)`",
         default: "none",
+        example: "early_stopping: patience(3, valid.loss)",
     },
     Key {
         name: "grad_accumulation",
         required: "no",
         form: "whole number ≥ 1 (Burn's `GradientsAccumulator`)",
         default: "none",
+        example: "grad_accumulation: 4",
     },
     Key {
         name: "grad_clip",
         required: "no",
         form: "`norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp",
         default: "none",
+        example: "grad_clip: norm(1.0)",
     },
     Key {
         name: "seed",
         required: "no",
         form: "seeds the CPU's RNG, which draws the model's initial weights; then each training step's random numbers (dropout) come from a stream of the seed, the epoch and the batch's position, so a resumed run, a run with workers and every rank of `data_parallel` draw the same (`data_parallel` without a seed uses 0)",
         default: "none",
+        example: "seed: 42",
     },
     Key {
         name: "artifacts",
         required: "no",
         form: "string: root folder of run directories",
         default: r#"`"artifacts"`"#,
+        example: r#"artifacts: "artifacts""#,
     },
     Key {
         name: "init_from",
         required: "no",
         form: "string: a `.safetensors` file (e.g. from `--export`) or a run's `checkpoint/model-N.bpk` whose weights a fresh run starts from; every parameter must be there with its shape. Unlike `resume`, nothing else carries over (optimizer, schedule, epochs, history)",
         default: "none",
+        example: r#"init_from: "pretrained.safetensors""#,
     },
     Key {
         name: "freeze",
         required: "no",
         form: r#"`[fc1, encoder.layer, "layers.0"]`: module paths of the model whose parameters are not trained (Burn's `freeze_group`); a path naming no parameter is a start-up error listing them"#,
         default: "none",
+        example: "freeze: [encoder]",
     },
     Key {
         name: "unfreeze",
         required: "no",
         form: "the epoch (≥ 1) from which the `freeze` paths train again",
         default: "frozen for the run",
+        example: "unfreeze: 3",
     },
     Key {
         name: "groups",
         required: "no",
         form: "`{ fc1: lr(1e-4), .. }`: module paths at their own base rate, following the run's schedule scaled (Burn's per-group `ModuleLrScheduler`); `lr(0.0)` holds a group still",
         default: "none",
+        example: "groups: { head: lr(1e-3) }",
     },
     Key {
         name: "lora",
         required: "no",
         form: "`{ rank: 4, alpha: 8, on: [fc1, fc2] }`: Burn's LoRA adapters on the 2-D weights under `on`; every base parameter is frozen",
         default: "none; alpha defaults to the rank",
+        example: "lora: { rank: 4, alpha: 8, on: [fc1] }",
     },
     Key {
         name: "ema",
         required: "no",
         form: "decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint",
         default: "none",
+        example: "ema: 0.999",
     },
     Key {
         name: "gradient_checkpointing",
         required: "no",
         form: "`true`: Burn's balanced gradient checkpointing (activations recomputed in the backward pass)",
         default: "`false`",
+        example: "gradient_checkpointing: true",
     },
     Key {
         name: "device",
         required: "no",
         form: r#"`"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature"#,
         default: r#"`"flex"`"#,
+        example: r#"device: "cuda:0""#,
     },
     Key {
         name: "hparams",
         required: "no",
         form: r#"`{ /// doc\n hidden: usize = 64, dropout: f64 = 0.1 }`: the experiment's own hyperparameters, typed fields of `<Name>Config` that every expression reads as `config.hidden` (as it reads `config.epochs`); set with `--set`/`--config`, swept, saved in `config.json`, checked on resume; a saved run's model is rebuilt with the values it recorded"#,
         default: "none",
+        example: "hparams: { hidden: usize = 64, dropout: f64 = 0.1 }",
     },
     Key {
         name: "sweep",
         required: "no",
         form: "`{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over {sweepable} and the `hparams`, each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded)",
         default: "no sweep",
+        example: "sweep: { lr: [1e-3, 1e-2] }",
     },
 ];
 
 /// The key names, in order.
 pub fn names() -> Vec<&'static str> {
     KEYS.iter().map(|k| k.name).collect()
+}
+
+/// The example of key `name`, as an error's help writes it.
+pub fn example(name: &str) -> Option<&'static str> {
+    KEYS.iter().find(|k| k.name == name).map(|k| k.example)
 }
 
 /// The keys as a Markdown table (a `|` inside a cell escaped; `{sweepable}` in a form is the

@@ -82,7 +82,10 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
 fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
     let config = user_config();
     // An expression reading a field the config lacks is the validator's error alone.
-    let reads_known = |e: &&syn::Expr| crate::validate::unknown_config_fields(exp, e).is_empty();
+    let reads_known = |e: &&syn::Expr| {
+        crate::validate::unknown_config_fields(exp, e).is_empty()
+            && !crate::validate::reads_broken_hparam(exp, e)
+    };
     let model = exp.model.as_ref().map(|Model { ty, init }| match init {
         Some(init) if reads_known(&init) => quote!(let _: #ty = { #init };),
         _ => quote!(let _: ::core::marker::PhantomData<#ty>;),
