@@ -34,4 +34,5 @@ pass!(
     "../pass/training/sweep.rs" => sweep,
     "../pass/training/hparams.rs" => hparams,
     "../pass/training/step_epochs.rs" => step_epochs,
+    "../pass/training/inside_a_function.rs" => inside_a_function,
 );

@@ -317,8 +317,15 @@ fn own_fields(exp: &Experiment) -> impl Iterator<Item = &Hparam> + Clone {
 }
 
 /// The config struct and its `Default` (the values written in `training!`).
-pub fn config_struct(exp: &Experiment, name: &Ident, keys: &[ConfigKey]) -> TokenStream {
-    let vis = &exp.vis;
+/// `vis` is where it is declared from: the experiment's own visibility where it is declared
+/// beside the experiment, `pub(super)` for a private experiment's config declared in its hidden
+/// module (`model::model_module`).
+pub fn config_struct(
+    exp: &Experiment,
+    name: &Ident,
+    keys: &[ConfigKey],
+    vis: &TokenStream,
+) -> TokenStream {
     let config_name = config_name(name);
     let doc = format!(
         "Every hyperparameter of [`{name}`] (its own `hparams` first), defaulting to the values written in `training!`; saved as `config.json` with each run."

@@ -22,17 +22,17 @@ pub fn expand(exp: &Experiment) -> TokenStream {
     let snake = snake_case(&name.to_string());
     let keys = config::keys(exp);
     let unit = unit_struct(exp, name);
-    let config = config::config_struct(exp, name, &keys);
     let model = model::model_module(
         exp,
         exp.model.as_ref().expect("validated"),
         exp.step.as_ref().expect("validated"),
         &snake,
+        &keys,
     );
     let api = api::inherent_impl(exp, name, &snake, Bodies::Real(&keys));
     let sweep_types = config::sweep_types(exp);
     let experiment = api::experiment_impl(exp, name);
-    quote!(#unit #config #model #api #experiment #sweep_types)
+    quote!(#unit #model #api #experiment #sweep_types)
 }
 
 /// What the user's code can name after an error: the experiment with every entry point, its
@@ -43,7 +43,7 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
         // No experiment to declare, but the user's expressions are still checked (and their
         // imports used) against a config of the experiment's keys, named where no one sees it.
         let name = Ident::new("Unnamed", Span::mixed_site());
-        let config = config::config_struct(exp, &name, &config::keys(exp));
+        let config = config::config_struct(exp, &name, &config::keys(exp), &quote!());
         let uses = user_expressions(exp, &config::config_name(&name));
         return quote! {
             const _: () = {
@@ -55,7 +55,8 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
     let snake = snake_case(&name.to_string());
     let keys = config::keys(exp);
     let unit = unit_struct(exp, name);
-    let config = config::config_struct(exp, name, &keys);
+    let vis = &exp.vis;
+    let config = config::config_struct(exp, name, &keys, &quote!(#vis));
     let vis = &exp.vis;
     let model_name = model::model_name(name);
     let config_name = config::config_name(name);

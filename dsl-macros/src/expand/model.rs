@@ -26,7 +26,18 @@ fn checked_output(step: &Step) -> TokenStream {
 
 /// The hidden module holding the wrapper and its step impls, and the `use` that exports the
 /// wrapper where the experiment is.
-pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -> TokenStream {
+///
+/// The config is declared in the module too: the module sees the experiment's surroundings
+/// through `use super::*`, which in a function body is the enclosing module, not the function's
+/// own items; so everything the module names is declared in it, and `training!` also works
+/// inside a function.
+pub fn model_module(
+    exp: &Experiment,
+    model: &Model,
+    step: &Step,
+    snake: &str,
+    keys: &[super::config::ConfigKey],
+) -> TokenStream {
     let name = exp.name.as_ref().expect("validated");
     let vis = &exp.vis;
     // Items of the hidden module are visible where the experiment is.
@@ -52,6 +63,7 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
     let output_span = output_ty.span();
     let checked = checked_output(step);
     let config_name = config_name(name);
+    let config_struct = super::config::config_struct(exp, name, keys, &inner_vis);
     // The step's body reads the run's config as `config`, like the other expressions.
     let config = user_config();
     // Every token of the step methods checks the output type, so all of them sit at the user's
@@ -93,6 +105,8 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
             use super::*;
             use #Rt::burn;
 
+            #config_struct
+
             #[doc = #doc]
             #[derive(burn::module::Module, Debug)]
             #inner_vis struct #model_name {
@@ -125,7 +139,7 @@ pub fn model_module(exp: &Experiment, model: &Model, step: &Step, snake: &str) -
                 #inference_step_fn
             }
         }
-        #vis use #module::#model_name;
+        #vis use #module::{#config_name, #model_name};
     }
 }
 
