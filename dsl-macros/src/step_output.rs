@@ -33,6 +33,60 @@ fn is_class_indices(ty: &Type) -> bool {
     last.ident == "Tensor" && args.len() == 2 && args[0] == "1" && args[1].ends_with("Int")
 }
 
+/// The rank and kind of a field type written `Tensor<N>` / `Tensor<N, Int>` / `Tensor<N, Bool>`
+/// (`None` for any other spelling, such as an alias, which rustc checks instead).
+fn tensor_shape(ty: &Type) -> Option<(usize, String)> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    if last.ident != "Tensor" {
+        return None;
+    }
+    let mut args = args.args.iter();
+    let rank = match args.next()? {
+        syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(rank),
+            ..
+        })) => rank.base10_parse().ok()?,
+        _ => return None,
+    };
+    let kind = args
+        .next()
+        .map(|k| quote!(#k).to_string().replace(' ', ""))
+        .map_or("Float".to_owned(), |k| k.rsplit("::").next().unwrap_or("").to_owned());
+    Some((rank, kind))
+}
+
+/// A role on a field whose written type cannot play it: one error at the type, where rustc
+/// would give several at the derive and inside burn-train.
+fn role_type(role: &str, ty: &Type) -> Option<syn::Error> {
+    let (rank, kind) = tensor_shape(ty)?;
+    let written = quote!(#ty).to_string().replace(" <", "<").replace("< ", "<").replace(" >", ">");
+    let wrong = |needs: &str, help: &str| {
+        Some(syn::Error::new_spanned(
+            ty,
+            format!("`#[{role}]` marks {needs}; this field is `{written}`\nhelp: {help}"),
+        ))
+    };
+    match role {
+        "loss" if rank != 1 || kind != "Float" => wrong(
+            "the loss, a float `Tensor<1>` (one value, as Burn's losses return it)",
+            "mark the loss field `#[loss]`, or reduce this one to a `Tensor<1>` (e.g. with `.mean()`)",
+        ),
+        "logits" if rank != 2 || kind != "Float" => wrong(
+            "the logits, a float `Tensor<2>` `[batch, classes]`",
+            "mark the logits field `#[logits]`",
+        ),
+        "targets" if !(rank == 1 && kind == "Int" || rank == 2) => wrong(
+            "the targets: class indices `Tensor<1, Int>` or a `Tensor<2>` per class",
+            "mark the targets field `#[targets]`",
+        ),
+        _ => None,
+    }
+}
+
 pub fn derive(input: DeriveInput) -> TokenStream {
     let mut errors = Errors::new();
     let name = &input.ident;
@@ -50,6 +104,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                     match marks.as_slice() {
                         [] => {}
                         [role] => {
+                            if let Some(error) = role_type(ROLES[*role], &field.ty) {
+                                errors.push(error);
+                            }
                             if roles[*role].is_some() {
                                 errors.push(syn::Error::new(
                                     ident.span(),

@@ -36,6 +36,13 @@ enum Edit {
         from: &'static str,
         to: &'static str,
     },
+    /// `Source`, where the error belongs at the first `used` inside `training!`: a function of
+    /// the user's whose signature is wrong only for how the experiment uses it.
+    SourceUsed {
+        from: &'static str,
+        to: &'static str,
+        used: &'static str,
+    },
     /// The `training!` block moved into the body of `main`: not a mistake, so the case must
     /// build without a diagnostic.
     InsideMain,
@@ -609,44 +616,28 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
     ),
     // A `#[derive(StepOutput)]` role on a field of the wrong tensor type.
     (
-        "output_loss_of_rank_two",
+        "output_loss_role_on_the_predictions",
         Source {
-            from: "    pub loss: Tensor<1>,",
-            to: "    pub loss: Tensor<2>,",
+            from: "    #[loss]\n    pub loss: Tensor<1>,\n    pub predicted: Tensor<2>,",
+            to: "    pub loss: Tensor<1>,\n    #[loss]\n    pub predicted: Tensor<2>,",
         },
         true,
     ),
     (
-        "output_targets_of_floats",
+        "output_logits_and_targets_swapped",
         Source {
-            from: "    pub kinds: Tensor<1, Int>,",
-            to: "    pub kinds: Tensor<1>,",
-        },
-        true,
-    ),
-    // A sample type lacking a bound the loader needs.
-    (
-        "sample_without_clone",
-        Source {
-            from: "#[derive(Clone, Debug, Batch)]",
-            to: "#[derive(Debug, Batch)]",
+            from: "    #[logits]\n    pub scores: Tensor<2>,\n    #[targets]\n    pub kinds: Tensor<1, Int>,",
+            to: "    #[targets]\n    pub scores: Tensor<2>,\n    #[logits]\n    pub kinds: Tensor<1, Int>,",
         },
         true,
     ),
     // A metric function of the wrong signature.
     (
         "metric_function_by_value",
-        Source {
+        SourceUsed {
             from: "(output: &",
             to: "(output: ",
-        },
-        true,
-    ),
-    (
-        "metric_function_without_count",
-        Source {
-            from: "-> Result<(f64, usize), TensorReadError> {",
-            to: "-> Result<f64, TensorReadError> {",
+            used: "Mean::",
         },
         true,
     ),
@@ -793,6 +784,14 @@ fn apply(shape: &Shape, edit: &Edit) -> Option<(String, (usize, usize))> {
             let moved = format!("    {}\n", block.trim_end().replace('\n', "\n    "));
             let mutated = format!("{}{moved}{}", &rest[..at], &rest[at..]);
             Some((mutated, (at, at + moved.len())))
+        }
+        SourceUsed { from, to, used } => {
+            let i = text.find(from)?;
+            let mutated = format!("{}{to}{}", &text[..i], &text[i + from.len()..]);
+            let start = mutated.find("training! {")?;
+            let at = start + mutated[start..].find(used)?;
+            let range = (at, at + used.len());
+            Some((mutated, range))
         }
         Source { from, to } => {
             let i = text.find(from)?;
