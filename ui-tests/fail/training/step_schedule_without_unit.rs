@@ -13,4 +13,6 @@ training! {
     metrics: [train.loss],
 }
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    Decayed::cli()
+}
