@@ -220,7 +220,10 @@ fn at_next_key(input: ParseStream) -> bool {
 /// Moves up to the comma before the next `key:`, or to the end.
 fn skip_to_next_key(input: ParseStream) {
     while !at_next_key(input) {
-        if input.step(|cursor| Ok(((), cursor.token_tree().map_or(*cursor, |(_, next)| next)))).is_err() {
+        if input
+            .step(|cursor| Ok(((), cursor.token_tree().map_or(*cursor, |(_, next)| next))))
+            .is_err()
+        {
             return;
         }
     }

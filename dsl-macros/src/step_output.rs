@@ -55,7 +55,9 @@ fn tensor_shape(ty: &Type) -> Option<(usize, String)> {
     let kind = args
         .next()
         .map(|k| quote!(#k).to_string().replace(' ', ""))
-        .map_or("Float".to_owned(), |k| k.rsplit("::").next().unwrap_or("").to_owned());
+        .map_or("Float".to_owned(), |k| {
+            k.rsplit("::").next().unwrap_or("").to_owned()
+        });
     Some((rank, kind))
 }
 
@@ -63,7 +65,11 @@ fn tensor_shape(ty: &Type) -> Option<(usize, String)> {
 /// would give several at the derive and inside burn-train.
 fn role_type(role: &str, ty: &Type) -> Option<syn::Error> {
     let (rank, kind) = tensor_shape(ty)?;
-    let written = quote!(#ty).to_string().replace(" <", "<").replace("< ", "<").replace(" >", ">");
+    let written = quote!(#ty)
+        .to_string()
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">");
     let wrong = |needs: &str, help: &str| {
         Some(syn::Error::new_spanned(
             ty,
