@@ -437,3 +437,53 @@ fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
         "{msgs:#?}"
     );
 }
+
+/// A value of the wrong form is one error, and what it meant is still read: nothing else
+/// (`best(..)` of a metric in the list, the experiment's name) is reported after it.
+#[test]
+fn values_of_the_wrong_form_are_one_error_each_and_recovered() {
+    let cases: [(TokenStream, &str); 7] = [
+        (
+            quote!(metrics: train.loss, valid.loss, checkpoint: best(valid.loss),),
+            "`metrics` is a list in square brackets",
+        ),
+        (
+            quote!(metrics: ["train.loss", valid.loss], checkpoint: best(valid.loss),),
+            "a metric is written without quotes",
+        ),
+        (
+            quote!(checkpoint: "keep_last(2)",),
+            "`checkpoint` is written without quotes",
+        ),
+        (quote!(lr_schedule: cosine(1e-5),), "this one is `min`"),
+        (
+            quote!(lr_schedule: 0.5,),
+            "`lr_schedule` is not written this way",
+        ),
+        (
+            quote!(hparams: { width = 8, depth: usize = 2 }, sweep: { width: [1, 2] },),
+            "`width` needs its type and default value",
+        ),
+        (
+            quote!(grad_clip: norm,),
+            "`grad_clip` is not written this way",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let text = extra.to_string();
+        let msgs = messages(minimal(extra));
+        assert_eq!(msgs.len(), 1, "{text}: {msgs:#?}");
+        assert!(msgs[0].contains(expected), "{text}: {msgs:#?}");
+    }
+    let msgs = messages(quote! {
+        name: "Seed",
+        model: Mlp = Mlp::new(3, device),
+        step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+        loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+        optimizer: adam(1e-3),
+        epochs: 3,
+    });
+    assert_eq!(msgs.len(), 2, "{msgs:#?}");
+    assert!(msgs[0].contains("`name` is the name of the type it declares, written without quotes"));
+    assert!(msgs[1].contains("the arguments of `adam` are named: this one is `lr`"));
+}
