@@ -250,8 +250,11 @@ fn top_level(
     input: ParseStream,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    if UNQUOTED.contains(&key.to_string().as_str()) && input.peek(LitStr) {
-        return quoted_value(exp, key, input, errors);
+    if UNQUOTED.contains(&key.to_string().as_str())
+        && input.peek(LitStr)
+        && quoted_value(exp, key, input, errors)?
+    {
+        return Ok(());
     }
     match key.to_string().as_str() {
         "name" => {
@@ -291,7 +294,10 @@ fn top_level(
         "lora" => exp.lora = Some(lora(input)?),
         "gradient_checkpointing" => {
             exp.gradient_checkpointing = Some(input.parse().map_err(|e: syn::Error| {
-                syn::Error::new(e.span(), "`gradient_checkpointing` is `true` or `false`")
+                syn::Error::new(
+                    e.span(),
+                    "`gradient_checkpointing` is `true` or `false`\nhelp: write `gradient_checkpointing: true`",
+                )
             })?)
         }
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
@@ -331,16 +337,25 @@ const UNQUOTED: &[&str] = &[
     "gradient_checkpointing",
 ];
 
-/// A value written in quotes that is not a string: reported, then read from inside the quotes,
-/// so that the rest of the invocation (`best(..)` of a metric in a quoted list, a quoted
-/// number of epochs) sees the value meant and adds no error of its own.
+/// A value written in quotes that is not a string: where the text inside the quotes is a
+/// value of the key, reported as quoted and read, so that the rest of the invocation (`best(..)`
+/// of a metric in a quoted list, a quoted number of epochs) sees the value meant and adds no
+/// error of its own. Else nothing is read (`false`), and the key's own parser says what is
+/// wrong with the string.
 fn quoted_value(
     exp: &mut Experiment,
     key: &Ident,
     input: ParseStream,
     errors: &mut Errors,
-) -> syn::Result<()> {
-    let lit: LitStr = input.parse()?;
+) -> syn::Result<bool> {
+    let lit: LitStr = input.fork().parse()?;
+    let mut inner = Errors::new();
+    let read = lit.parse_with(|value: ParseStream| top_level(exp, key, value, &mut inner));
+    let inner_errors = inner.finish();
+    if read.is_err() || inner_errors.is_some() {
+        return Ok(false);
+    }
+    input.parse::<LitStr>()?;
     errors.push(syn::Error::new(
         lit.span(),
         format!(
@@ -348,11 +363,7 @@ fn quoted_value(
             lit.value()
         ),
     ));
-    let mut inner = Errors::new();
-    let _ = lit.parse_with(|value: ParseStream| top_level(exp, key, value, &mut inner));
-    // What the quoted text gets wrong besides its quotes shows once they are gone.
-    let _ = inner.finish();
-    Ok(())
+    Ok(true)
 }
 
 /// The experiment's type name. A string or a path is reported and its name kept, so that the
