@@ -98,6 +98,10 @@ pub struct FitOptions {
     /// absent in one process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<usize>,
+    /// The MLflow server the run is tracked on (the command line sets it from
+    /// `MLFLOW_TRACKING_URI`); absent, no tracking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlflow: Option<crate::output::mlflow::Mlflow>,
 }
 
 impl Default for FitOptions {
@@ -130,6 +134,7 @@ impl Default for FitOptions {
             lora: None,
             plateau: None,
             ranks: None,
+            mlflow: None,
         }
     }
 }

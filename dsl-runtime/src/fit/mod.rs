@@ -663,6 +663,33 @@ impl RunFiles {
         } else {
             RunWriter::disabled(&path)
         };
+        let mut run_dir = run_dir;
+        // Rank 0 alone tracks a data-parallel run, as it alone writes its files.
+        if let Some(target) = &options.mlflow
+            && options.write_files
+            && group.is_none_or(|group| group.rank() == 0)
+        {
+            let config = config.to_value();
+            let info = crate::output::mlflow::RunInfo {
+                run_dir: path.clone(),
+                name: crate::output::mlflow::run_name(&path),
+                experiment: target
+                    .experiment
+                    .clone()
+                    .unwrap_or_else(|| options.name.clone()),
+                parent_run: target.parent_run.clone(),
+                tags: crate::output::mlflow::tags_of(&config),
+                config,
+            };
+            let tracker =
+                crate::output::mlflow::Tracker::start(target, info).map_err(|message| {
+                    FitError::InvalidOption {
+                        option: "mlflow",
+                        message,
+                    }
+                })?;
+            run_dir.track(tracker);
+        }
         let saving = match group {
             Some(group) if group.rank() != 0 => None,
             _ => Saving::open(

@@ -44,6 +44,7 @@ const MAY_CHANGE: &[&str] = &[
     "write_files",
     "init_from",
     "first_epoch",
+    "mlflow",
 ];
 
 /// Every setting of `saved` and `current` (run options, then the experiment's own config under

@@ -182,6 +182,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             (Some(saving), None) => saving.writer.finish().map(|()| false).map_err(Into::into),
             (None, _) => Ok(false),
         };
+        self.run_dir.end_tracking("KILLED");
         match saved_here {
             Ok(saved_here) => FitError::Interrupted {
                 epoch,
@@ -233,6 +234,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             saving.writer.finish()?;
         }
         written?;
+        self.run_dir.end_tracking("FINISHED");
         if !self.options.quiet {
             if let Some(early_stop) = &self.features.early_stop
                 && early_stop.stopped()

@@ -282,5 +282,8 @@ fn write_test(
     append("metrics.csv", &rows)?;
     let json = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
     replace_file(&run_dir.join("config.json"), &json)?;
-    append("summary.md", &table)
+    append("summary.md", &table)?;
+    // The run's tracker ended with the run: its test rows and new files go now.
+    crate::output::mlflow::after_test(run_dir, config);
+    Ok(())
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::atomic::replace_file;
 use super::metrics_csv::{HEADER, Line, Row};
+use super::mlflow::Tracker;
 use super::tensorboard::{EVENTS_FILE, EventWriter};
 use crate::history::{History, Split};
 
@@ -18,6 +19,8 @@ pub(crate) struct RunWriter {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
     events: Option<EventWriter>,
+    /// With MLflow tracking: told of every flush of `metrics.csv` and of the run's end.
+    tracker: Option<Tracker>,
 }
 
 impl RunWriter {
@@ -76,6 +79,7 @@ impl RunWriter {
             path: path.to_owned(),
             metrics: Some(metrics),
             events: Some(events),
+            tracker: None,
         })
     }
 
@@ -85,6 +89,20 @@ impl RunWriter {
             path: path.to_owned(),
             metrics: None,
             events: None,
+            tracker: None,
+        }
+    }
+
+    /// Tracks the run on an MLflow server from here on.
+    pub(crate) fn track(&mut self, tracker: Tracker) {
+        self.tracker = Some(tracker);
+    }
+
+    /// The run ended with `status` (`FINISHED`, `KILLED`): the tracker sends the rest and the
+    /// files a finished run has. A run that ends otherwise is `FAILED` (the tracker's drop).
+    pub(crate) fn end_tracking(&mut self, status: &'static str) {
+        if let Some(tracker) = &mut self.tracker {
+            tracker.finish(status, vec!["config.json", "summary.md", "curves.svg"]);
         }
     }
 
@@ -168,9 +186,14 @@ impl RunWriter {
                 .map_err(|e| naming(&self.path.join(EVENTS_FILE), e))?;
         }
         match &mut self.metrics {
-            Some(csv) => csv
-                .flush()
-                .map_err(|e| naming(&self.path.join("metrics.csv"), e)),
+            Some(csv) => {
+                csv.flush()
+                    .map_err(|e| naming(&self.path.join("metrics.csv"), e))?;
+                if let Some(tracker) = &self.tracker {
+                    tracker.sync();
+                }
+                Ok(())
+            }
             None => Ok(()),
         }
     }

@@ -102,11 +102,23 @@ pub fn run<E: Experiment>(
             if let Some(path) = &args.export {
                 return E::export_weights(&config, path, &device);
             }
+            if args.mlflow_sync {
+                let dir = E::saved_run(&config)?;
+                crate::output::mlflow::sync_saved(&dir).map_err(|message| {
+                    FitError::InvalidOption {
+                        option: "mlflow",
+                        message,
+                    }
+                })?;
+                return Ok(dir);
+            }
             if let Some(dir) = &args.verify {
                 let recorded = Recorded::read(dir)?;
                 let report = E::train(config.clone(), &device, |options| {
                     args.adjust(options);
                     recorded.prepare(options);
+                    // The rerun is a check, not a run to compare on the server.
+                    options.mlflow = None;
                 })?;
                 println!("{}", recorded.check(&report.run_dir, &report.config)?);
                 return Ok(dir.clone());

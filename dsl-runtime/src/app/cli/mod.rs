@@ -123,6 +123,11 @@ pub struct Args {
     /// safetensors file.
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
+    /// Train nothing: send what the MLflow server lacks of the newest run (or `--run`): its
+    /// values, params, files and status, to `MLFLOW_TRACKING_URI` (else the server the run
+    /// recorded).
+    #[arg(long)]
+    pub mlflow_sync: bool,
 }
 
 fn parse_resume(text: &str) -> Result<Value, String> {
@@ -151,6 +156,9 @@ impl Args {
         }
         options.quiet |= self.quiet;
         options.resume_changed |= self.resume_changed;
+        if options.mlflow.is_none() {
+            options.mlflow = crate::output::mlflow::Mlflow::from_env();
+        }
     }
 
     /// `defaults` with the file, flags and `--set`s applied.
@@ -459,6 +467,7 @@ fn sweep<C: Serialize + DeserializeOwned>(
     // A sweep trains; the commands that read a saved run ignore the grid.
     let reads_a_run = args.test_only
         || args.predict
+        || args.mlflow_sync
         || args.export.is_some()
         || args.verify.is_some()
         || args.fast_dev_run;

@@ -1,0 +1,559 @@
+//! Experiment tracking on an MLflow server: a run's params, metrics, tags, artifacts and status,
+//! sent by a background thread so that the server never costs the run a step.
+//!
+//! `metrics.csv` is the queue. The thread sends its rows in order, in batches, and records in
+//! `mlflow.json` (the ledger, in the run directory) how many rows the server acknowledged; what
+//! could not be sent (the server down, slow, erroring) stays in `metrics.csv` and goes at the
+//! next epoch's end, at the run's end, or with `--mlflow-sync <run dir>`. A row's timestamp is
+//! the run's start plus the row's index, so a row sent twice (after a kill between the server's
+//! answer and the ledger's update) is the same row to the server, which keeps it once; and a
+//! resumed run, which writes again the rows after its checkpoint bit for bit, skips the ones the
+//! ledger says were sent. The server then holds exactly one value per (metric, step), equal to
+//! `metrics.csv`'s.
+
+mod client;
+mod http;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::atomic::replace_file;
+use super::metrics_csv::Row;
+use client::{Client, Metric, TrackingError};
+
+/// Where a run is tracked (`FitOptions::mlflow`; the command line fills it from
+/// `MLFLOW_TRACKING_URI` and `MLFLOW_EXPERIMENT_NAME`). Credentials are never part of it: it is
+/// saved in `config.json`; they are read from the environment where they are used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mlflow {
+    /// The tracking server, `http://host:port`.
+    pub uri: String,
+    /// The MLflow experiment; the experiment's `name` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<String>,
+    /// The sweep's parent run, for a trial of a sweep (`mlflow.parentRunId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run: Option<String>,
+}
+
+impl Mlflow {
+    /// The server `MLFLOW_TRACKING_URI` names, the experiment `MLFLOW_EXPERIMENT_NAME` does (as
+    /// MLflow's own clients read them), and a sweep trial's parent run.
+    pub fn from_env() -> Option<Mlflow> {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        Some(Mlflow {
+            uri: var("MLFLOW_TRACKING_URI")?,
+            experiment: var("MLFLOW_EXPERIMENT_NAME"),
+            parent_run: var(PARENT_RUN),
+        })
+    }
+}
+
+/// The variable a sweep sets for its trials: the parent run's id.
+pub(crate) const PARENT_RUN: &str = "DSL_MLFLOW_PARENT_RUN";
+
+/// `--mlflow-sync` of the saved run `run_dir`: to the server the environment names, else the
+/// one the run recorded.
+pub fn sync_saved(run_dir: &Path) -> Result<(), String> {
+    let config: serde_json::Value = std::fs::read(run_dir.join("config.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| format!("{} holds no readable config.json", run_dir.display()))?;
+    let recorded = serde_json::from_value::<Mlflow>(config["mlflow"].clone()).ok();
+    let target = Mlflow::from_env().or(recorded).ok_or_else(|| {
+        "no MLflow server: set MLFLOW_TRACKING_URI (e.g. `http://127.0.0.1:5000`)".to_owned()
+    })?;
+    let experiment = target
+        .experiment
+        .clone()
+        .or_else(|| config["name"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    sync_run_dir(&target, run_dir, &experiment)
+}
+
+/// The ledger's file in the run directory.
+pub const LEDGER: &str = "mlflow.json";
+
+/// Rows, params and tags per request, within MLflow's limits on `log-batch`.
+const METRICS_PER_BATCH: usize = 1000;
+const PAIRS_PER_BATCH: usize = 100;
+/// The longest param value MLflow 3 keeps; longer ones are cut, saying so.
+const PARAM_VALUE_LIMIT: usize = 6000;
+/// How long the end of a run waits for the last rows and artifacts to reach the server.
+const FINISH_WAIT: Duration = Duration::from_secs(30);
+
+/// What the server holds of a run: `mlflow.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Ledger {
+    uri: String,
+    experiment_id: String,
+    run_id: String,
+    artifact_uri: String,
+    /// The run's start, in milliseconds since 1970; a row's timestamp is this plus its index.
+    start_ms: u64,
+    /// Rows of `metrics.csv` (after its header) the server acknowledged, from the first.
+    rows_sent: usize,
+    /// Whether the params went: they are sent once (MLflow refuses a changed param).
+    params_sent: bool,
+}
+
+impl Ledger {
+    fn read(run_dir: &Path) -> Option<Ledger> {
+        let bytes = std::fs::read(run_dir.join(LEDGER)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn write(&self, run_dir: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        replace_file(&run_dir.join(LEDGER), &json)
+    }
+}
+
+/// A run as the server should show it, gathered at its start.
+pub(crate) struct RunInfo {
+    pub run_dir: PathBuf,
+    /// The MLflow run's name: the run directory's (`run-3`).
+    pub name: String,
+    pub experiment: String,
+    pub parent_run: Option<String>,
+    /// `config.json`'s value: every param, flattened.
+    pub config: serde_json::Value,
+    pub tags: Vec<(String, String)>,
+}
+
+enum Message {
+    /// New rows are in `metrics.csv`.
+    Sync,
+    /// The run ended with this status; upload these artifacts of the run directory.
+    Finish {
+        status: &'static str,
+        artifacts: Vec<&'static str>,
+    },
+}
+
+/// The background thread of a tracked run.
+pub(crate) struct Tracker {
+    messages: SyncSender<Message>,
+    done: Receiver<()>,
+    worker: Option<JoinHandle<()>>,
+    finished: bool,
+}
+
+impl Tracker {
+    /// Starts tracking `info`'s run on `target`: the thread creates (or, resuming, reopens)
+    /// the MLflow run and sends what is already in `metrics.csv`. Only a malformed URI fails
+    /// here; a server that is down only delays tracking.
+    pub fn start(target: &Mlflow, info: RunInfo) -> Result<Tracker, String> {
+        let client = Client::from_env(&target.uri)?;
+        // Room for the end and a few epochs: a full queue means a sync is already pending.
+        let (messages, inbox) = sync_channel(4);
+        let (finished, done) = sync_channel(1);
+        let mut worker = Worker {
+            client,
+            uri: target.uri.clone(),
+            info,
+            ledger: None,
+            warned: false,
+            disabled: false,
+        };
+        let handle = std::thread::Builder::new()
+            .name("mlflow".to_owned())
+            .spawn(move || {
+                worker.sync();
+                while let Ok(message) = inbox.recv() {
+                    match message {
+                        Message::Sync => worker.sync(),
+                        Message::Finish { status, artifacts } => {
+                            worker.finish(status, &artifacts);
+                            break;
+                        }
+                    }
+                }
+                let _ = finished.send(());
+            })
+            .map_err(|e| format!("cannot start the tracking thread: {e}"))?;
+        Ok(Tracker {
+            messages,
+            done,
+            worker: Some(handle),
+            finished: false,
+        })
+    }
+
+    /// Rows were flushed to `metrics.csv`: send them. Never blocks: with a sync already waiting,
+    /// this one is the same.
+    pub fn sync(&self) {
+        let _ = self.messages.try_send(Message::Sync);
+    }
+
+    /// The run ended: the last rows, the artifacts and the status go, waited for at most
+    /// [`FINISH_WAIT`]; what is not sent by then stays for `--mlflow-sync`.
+    pub fn finish(&mut self, status: &'static str, artifacts: Vec<&'static str>) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        if self
+            .messages
+            .send(Message::Finish { status, artifacts })
+            .is_err()
+        {
+            return;
+        }
+        match self.done.recv_timeout(FINISH_WAIT) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                if let Some(worker) = self.worker.take() {
+                    let _ = worker.join();
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => eprintln!(
+                "warning: MLflow tracking is behind: the server did not take the run's end in {} s; `--mlflow-sync <run dir>` sends the rest",
+                FINISH_WAIT.as_secs()
+            ),
+        }
+    }
+}
+
+impl Drop for Tracker {
+    /// A run that ends without saying how (an error returned through it) failed.
+    fn drop(&mut self) {
+        self.finish("FAILED", Vec::new());
+    }
+}
+
+/// Sends what `run_dir` holds that the server does not (`--mlflow-sync`): rows, params, the
+/// artifacts and, when the run finished (`summary.md` is there), its status. Blocking; says
+/// what the server holds.
+pub fn sync_run_dir(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<(), String> {
+    let ledger = sync(target, run_dir, experiment)?;
+    eprintln!(
+        "MLflow: run {} of experiment {} holds the {} values of {}",
+        ledger.run_id,
+        ledger.experiment_id,
+        ledger.rows_sent,
+        run_dir.join("metrics.csv").display()
+    );
+    Ok(())
+}
+
+fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, String> {
+    let config: serde_json::Value = std::fs::read(run_dir.join("config.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| format!("{} holds no readable config.json", run_dir.display()))?;
+    let mut worker = Worker {
+        client: Client::from_env(&target.uri)?,
+        uri: target.uri.clone(),
+        info: RunInfo {
+            run_dir: run_dir.to_owned(),
+            name: run_name(run_dir),
+            experiment: experiment.to_owned(),
+            parent_run: target.parent_run.clone(),
+            tags: tags_of(&config),
+            config,
+        },
+        ledger: None,
+        warned: false,
+        disabled: false,
+    };
+    let finished = run_dir.join("summary.md").exists();
+    worker.sync();
+    if finished {
+        worker.finish("FINISHED", &["config.json", "summary.md", "curves.svg"]);
+    }
+    match worker.ledger.take() {
+        Some(ledger) if !worker.warned && !worker.disabled => Ok(ledger),
+        _ => Err(format!(
+            "the server did not take everything: `--mlflow-sync {}` sends it when it is reachable",
+            run_dir.display()
+        )),
+    }
+}
+
+/// After the test split of a tracked run was measured (after the run's end): its rows and the
+/// files it changed, sent like `--mlflow-sync` does, with one line only when they cannot go.
+pub(crate) fn after_test(run_dir: &Path, config: &serde_json::Value) {
+    let Ok(target) = serde_json::from_value::<Mlflow>(config["mlflow"].clone()) else {
+        return;
+    };
+    let experiment = target
+        .experiment
+        .clone()
+        .or_else(|| config["name"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if let Err(message) = sync(&target, run_dir, &experiment) {
+        eprintln!("warning: MLflow tracking is behind: {message}");
+    }
+}
+
+/// The run directory's name, the MLflow run's.
+pub(crate) fn run_name(run_dir: &Path) -> String {
+    run_dir
+        .file_name()
+        .map_or_else(|| "run".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The tags MLflow shows beside a run: the commit it was built from and what the runtime
+/// records of it.
+pub(crate) fn tags_of(config: &serde_json::Value) -> Vec<(String, String)> {
+    let provenance = &config["provenance"];
+    let mut tags = vec![(
+        "dsl.runtime_version".to_owned(),
+        env!("CARGO_PKG_VERSION").to_owned(),
+    )];
+    if let Some(commit) = provenance["git"]["commit"].as_str() {
+        tags.push(("mlflow.source.git.commit".to_owned(), commit.to_owned()));
+    }
+    for (tag, value) in [
+        ("dsl.burn", &provenance["burn"]),
+        ("dsl.rustc", &provenance["rustc"]),
+        ("dsl.device", &config["device"]),
+        ("dsl.ranks", &config["ranks"]),
+    ] {
+        match value {
+            serde_json::Value::Null => {}
+            serde_json::Value::String(text) => tags.push((tag.to_owned(), text.clone())),
+            other => tags.push((tag.to_owned(), other.to_string())),
+        }
+    }
+    tags
+}
+
+/// The thread's state: the server, the ledger once the run exists there.
+struct Worker {
+    client: Client,
+    uri: String,
+    info: RunInfo,
+    ledger: Option<Ledger>,
+    /// Whether the one "tracking is behind" warning was printed.
+    warned: bool,
+    /// After an error that will not go away (credentials, a rejected request): nothing more.
+    disabled: bool,
+}
+
+impl Worker {
+    fn behind(&mut self, error: &TrackingError) {
+        if !error.transient() {
+            self.disabled = true;
+            eprintln!(
+                "warning: MLflow tracking stopped for this run: {error}; training goes on, metrics.csv keeps every value and `--mlflow-sync {}` sends them",
+                self.info.run_dir.display()
+            );
+        } else if !self.warned {
+            eprintln!(
+                "warning: MLflow tracking is behind: {error}; training goes on, and what is not sent is sent at the next epoch, at the end, or with `--mlflow-sync {}`",
+                self.info.run_dir.display()
+            );
+        }
+        self.warned = true;
+    }
+
+    /// The run on the server: the ledger's (a resumed or synced run), else a new one.
+    fn ensure_run(&mut self) -> Result<(), TrackingError> {
+        if self.ledger.is_some() {
+            return Ok(());
+        }
+        if let Some(ledger) = Ledger::read(&self.info.run_dir).filter(|l| l.uri == self.uri) {
+            self.client.update(&ledger.run_id, "RUNNING", None)?;
+            self.ledger = Some(ledger);
+            return Ok(());
+        }
+        let experiment_id = self.client.experiment(&self.info.experiment)?;
+        let start_ms = now_ms();
+        let mut tags = self.info.tags.clone();
+        if let Some(parent) = &self.info.parent_run {
+            tags.push(("mlflow.parentRunId".to_owned(), parent.clone()));
+        }
+        let run = self
+            .client
+            .create_run(&experiment_id, &self.info.name, start_ms, &tags)?;
+        let ledger = Ledger {
+            uri: self.uri.clone(),
+            experiment_id,
+            run_id: run.run_id,
+            artifact_uri: run.artifact_uri,
+            start_ms,
+            rows_sent: 0,
+            params_sent: false,
+        };
+        self.save(&ledger);
+        self.ledger = Some(ledger);
+        Ok(())
+    }
+
+    fn save(&mut self, ledger: &Ledger) {
+        if let Err(err) = ledger.write(&self.info.run_dir) {
+            eprintln!("warning: cannot write {LEDGER}: {err}; MLflow tracking stops");
+            self.disabled = true;
+        }
+    }
+
+    /// Everything `metrics.csv` holds that the server does not, and the params once.
+    fn sync(&mut self) {
+        if self.disabled {
+            return;
+        }
+        if let Err(error) = self.try_sync() {
+            self.behind(&error);
+        } else if self.warned {
+            self.warned = false;
+            eprintln!("MLflow tracking caught up");
+        }
+    }
+
+    fn try_sync(&mut self) -> Result<(), TrackingError> {
+        self.ensure_run()?;
+        let mut ledger = self.ledger.clone().expect("ensured");
+        if !ledger.params_sent {
+            let params = params_of(&self.info.config);
+            for chunk in params.chunks(PAIRS_PER_BATCH) {
+                self.client.log_batch(&ledger.run_id, &[], chunk, &[])?;
+            }
+            ledger.params_sent = true;
+            self.save(&ledger);
+            self.ledger = Some(ledger.clone());
+        }
+        let text = std::fs::read(self.info.run_dir.join("metrics.csv")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        // Only whole lines: the file may be mid-write.
+        let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+        let rows: Vec<Metric> = complete
+            .lines()
+            .filter_map(Row::parse)
+            .enumerate()
+            .skip(ledger.rows_sent)
+            .filter_map(|(index, row)| metric(&row, ledger.start_ms + index as u64))
+            .collect();
+        for chunk in rows.chunks(METRICS_PER_BATCH) {
+            self.client.log_batch(&ledger.run_id, chunk, &[], &[])?;
+            ledger.rows_sent += chunk.len();
+            self.save(&ledger);
+            self.ledger = Some(ledger.clone());
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, status: &'static str, artifacts: &[&'static str]) {
+        self.sync();
+        if self.disabled || self.warned {
+            return;
+        }
+        let Some(ledger) = self.ledger.clone() else {
+            return;
+        };
+        for name in artifacts {
+            let Ok(bytes) = std::fs::read(self.info.run_dir.join(name)) else {
+                continue;
+            };
+            if let Err(error) = self.client.upload(&ledger.artifact_uri, name, &bytes) {
+                self.behind(&error);
+                return;
+            }
+        }
+        if let Err(error) = self.client.update(&ledger.run_id, status, Some(now_ms())) {
+            self.behind(&error);
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A row as MLflow's metric: per-step values under `split/metric` at their global step, epoch
+/// values under `epoch/split/metric` at their epoch (TensorBoard's tags, so both tools show the
+/// same names).
+fn metric(row: &Row, timestamp: u64) -> Option<Metric> {
+    let value: f64 = row.value.parse().ok()?;
+    let (key, step) = match row.key.step {
+        Some(step) => (format!("{}/{}", row.key.split, row.key.metric), step),
+        None => (
+            format!("epoch/{}/{}", row.key.split, row.key.metric),
+            row.key.epoch,
+        ),
+    };
+    Some(Metric {
+        key,
+        value,
+        timestamp,
+        step: step as u64,
+    })
+}
+
+/// `config.json` flattened into params: `optimizer.beta_1`, `hyperparameters.hidden`, ...; a
+/// value longer than MLflow keeps is cut, saying so.
+fn params_of(config: &serde_json::Value) -> Vec<(String, String)> {
+    fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match value {
+            serde_json::Value::Object(map) if !map.is_empty() => {
+                for (key, value) in map {
+                    let key = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    walk(&key, value, out);
+                }
+            }
+            serde_json::Value::String(text) => out.push((prefix.to_owned(), text.clone())),
+            other => out.push((prefix.to_owned(), other.to_string())),
+        }
+    }
+    let mut params = Vec::new();
+    walk("", config, &mut params);
+    for (_, value) in &mut params {
+        if value.len() > PARAM_VALUE_LIMIT {
+            let mut cut = PARAM_VALUE_LIMIT - 40;
+            while !value.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let total = value.len();
+            value.truncate(cut);
+            value.push_str(&format!("… (cut: {total} bytes in config.json)"));
+        }
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_become_metrics_under_tensorboards_names_and_params_are_flat() {
+        let step = Row::parse("7,2,train,loss,0.5").unwrap();
+        let epoch = Row::parse(",2,valid,accuracy,NaN").unwrap();
+        assert_eq!(
+            metric(&step, 100),
+            Some(Metric {
+                key: "train/loss".into(),
+                value: 0.5,
+                timestamp: 100,
+                step: 7
+            })
+        );
+        let epoch = metric(&epoch, 101).unwrap();
+        assert_eq!(
+            (epoch.key.as_str(), epoch.step),
+            ("epoch/valid/accuracy", 2)
+        );
+        assert!(epoch.value.is_nan());
+        let config = serde_json::json!({
+            "epochs": 3,
+            "optimizer": { "kind": "adam", "beta_1": 0.9 },
+            "note": "x".repeat(7000),
+        });
+        let params = params_of(&config);
+        assert_eq!(params[0], ("epochs".into(), "3".into()));
+        assert_eq!(params[1], ("optimizer.kind".into(), "adam".into()));
+        assert_eq!(params[2], ("optimizer.beta_1".into(), "0.9".into()));
+        assert!(params[3].1.len() <= PARAM_VALUE_LIMIT);
+        assert!(params[3].1.ends_with("(cut: 7000 bytes in config.json)"));
+    }
+}
