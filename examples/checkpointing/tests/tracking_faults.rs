@@ -29,7 +29,11 @@ fn rows(artifacts: &Path) -> usize {
 #[test]
 fn a_server_that_is_down_costs_the_run_nothing_and_says_so_once() {
     // A port nothing listens on: bound, then released.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = tempfile::tempdir().unwrap();
     let out = train(dir.path(), &format!("http://127.0.0.1:{port}"), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -91,7 +95,10 @@ fn refused_credentials_stop_tracking_with_one_clear_line_and_no_secret() {
             && lines[0].contains("MLFLOW_TRACKING_USERNAME"),
         "{stderr}"
     );
-    assert!(!stderr.contains(secret) && !stderr.contains("alice"), "{stderr}");
+    assert!(
+        !stderr.contains(secret) && !stderr.contains("alice"),
+        "{stderr}"
+    );
     let requests = seen.join().unwrap();
     // The credentials went as basic auth (`alice:hunter2-very-secret`), and only there.
     assert!(

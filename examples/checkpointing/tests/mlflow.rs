@@ -1,0 +1,394 @@
+//! Tracking on a real MLflow server, read back through its REST API. `.ci/run` installs MLflow
+//! (pinned, in a virtual environment), starts `mlflow server` on 127.0.0.1 with a SQLite store
+//! and runs these with the feature `mlflow-tests`, `DSL_MLFLOW_SERVER` naming that server and
+//! `DSL_MLFLOW_BIN` the `mlflow` command (for the test that stops and restarts a server of its
+//! own). Without them the tests fail: they never skip.
+#![cfg(feature = "mlflow-tests")]
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_train");
+
+fn server() -> String {
+    std::env::var("DSL_MLFLOW_SERVER")
+        .expect("DSL_MLFLOW_SERVER names the MLflow server these tests read back from")
+}
+
+/// An experiment name no other test (or earlier CI run) uses.
+fn experiment(test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{test}-{}-{nanos}", std::process::id())
+}
+
+/// A GET of the server's `path`: its status and body.
+fn get(server: &str, path: &str) -> (u16, Vec<u8>) {
+    let authority = server.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = TcpStream::connect(authority).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&answer[..end]).into_owned();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut body = answer[end + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let line = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[..line]).unwrap(), 16).unwrap();
+            rest = &rest[line + 2..];
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[..size]);
+            rest = &rest[size + 2..];
+        }
+        body = out;
+    }
+    (status, body)
+}
+
+fn api(server: &str, path: &str) -> Value {
+    let (status, body) = get(server, &format!("/api/2.0/mlflow/{path}"));
+    assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn train(artifacts: &Path, uri: &str, experiment: &str, flags: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .args(flags)
+        .env("MLFLOW_TRACKING_URI", uri)
+        .env("MLFLOW_EXPERIMENT_NAME", experiment)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finished(child: Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
+fn run_dir(artifacts: &Path) -> PathBuf {
+    artifacts.join("resumable/run-1")
+}
+
+fn ledger(run_dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(run_dir.join("mlflow.json")).unwrap()).unwrap()
+}
+
+/// `metrics.csv` as MLflow should hold it: (key, step) → value, each key as TensorBoard's tag.
+fn csv_metrics(run_dir: &Path) -> BTreeMap<(String, u64), f64> {
+    let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
+    let mut values = BTreeMap::new();
+    for line in csv.lines().skip(1) {
+        let [step, epoch, split, metric, value] = line.split(',').collect::<Vec<_>>()[..] else {
+            panic!("{line}");
+        };
+        let key = match step {
+            "" => (format!("epoch/{split}/{metric}"), epoch.parse().unwrap()),
+            step => (format!("{split}/{metric}"), step.parse().unwrap()),
+        };
+        assert!(
+            values.insert(key, value.parse().unwrap()).is_none(),
+            "{line} twice"
+        );
+    }
+    values
+}
+
+/// Every value the server holds of the run's metrics: (key, step) → each value logged there.
+fn server_metrics(server: &str, run_id: &str) -> BTreeMap<(String, u64), Vec<f64>> {
+    let run = api(server, &format!("runs/get?run_id={run_id}"));
+    let mut values: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    for metric in run["run"]["data"]["metrics"].as_array().unwrap() {
+        let key = metric["key"].as_str().unwrap();
+        let history = api(
+            server,
+            &format!(
+                "metrics/get-history?run_id={run_id}&metric_key={}",
+                encode(key)
+            ),
+        );
+        for point in history["metrics"].as_array().unwrap() {
+            values
+                .entry((key.to_owned(), point["step"].as_u64().unwrap()))
+                .or_default()
+                .push(point["value"].as_f64().unwrap());
+        }
+    }
+    values
+}
+
+/// The server holds exactly `metrics.csv`: one value per (metric, step), equal to the file's.
+fn assert_server_holds_the_csv(server: &str, run_dir: &Path) {
+    let run_id = ledger(run_dir)["run_id"].as_str().unwrap().to_owned();
+    let held = server_metrics(server, &run_id);
+    let csv = csv_metrics(run_dir);
+    let once: BTreeMap<(String, u64), f64> = held
+        .iter()
+        .map(|(key, values)| {
+            assert_eq!(values.len(), 1, "{key:?} holds {values:?}");
+            (key.clone(), values[0])
+        })
+        .collect();
+    assert_eq!(once.len(), csv.len());
+    assert_eq!(once, csv);
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (key, value) in map {
+                let key = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&key, value, out);
+            }
+        }
+        Value::String(text) => drop(out.insert(prefix.to_owned(), text.clone())),
+        other => drop(out.insert(prefix.to_owned(), other.to_string())),
+    }
+}
+
+#[test]
+fn a_run_shows_its_params_every_value_its_files_and_its_status() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("whole");
+    let stderr = finished(train(dir.path(), &server, &name, &["--epochs", "4"]));
+    assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
+    let run_dir = run_dir(dir.path());
+    let ledger = ledger(&run_dir);
+    let run_id = ledger["run_id"].as_str().unwrap();
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    let info = &run["run"]["info"];
+    assert_eq!(info["status"], "FINISHED");
+    assert_eq!(info["run_name"], "run-1");
+    let found = api(
+        &server,
+        &format!("experiments/get-by-name?experiment_name={}", encode(&name)),
+    );
+    assert_eq!(info["experiment_id"], found["experiment"]["experiment_id"]);
+
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("config.json")).unwrap()).unwrap();
+    let mut expected = BTreeMap::new();
+    flatten("", &config, &mut expected);
+    let params: BTreeMap<String, String> = run["run"]["data"]["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["key"].as_str().unwrap().to_owned(),
+                p["value"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(params, expected);
+    assert_eq!(params["epochs"], "4");
+
+    let tags: BTreeMap<String, String> = run["run"]["data"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["key"].as_str().unwrap().to_owned(),
+                t["value"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(tags["dsl.runtime_version"], "0.1.0");
+    assert_eq!(
+        tags.get("mlflow.source.git.commit").map(String::as_str),
+        config["provenance"]["git"]["commit"].as_str()
+    );
+
+    assert_server_holds_the_csv(&server, &run_dir);
+
+    let root = info["artifact_uri"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("mlflow-artifacts:/");
+    for file in ["config.json", "summary.md", "curves.svg"] {
+        let (status, bytes) = get(
+            &server,
+            &format!("/api/2.0/mlflow-artifacts/artifacts/{root}/{file}"),
+        );
+        assert_eq!(status, 200, "{file}");
+        assert_eq!(bytes, std::fs::read(run_dir.join(file)).unwrap(), "{file}");
+    }
+}
+
+#[test]
+fn kill_9_then_resume_continues_the_same_run_with_one_value_per_step() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("killed");
+    let run_dir = run_dir(dir.path());
+    let mut child = train(dir.path(), &server, &name, &["--epochs", "400"]);
+    // Killed once the server holds some epochs.
+    let started = Instant::now();
+    while !run_dir.join("mlflow.json").exists()
+        || ledger(&run_dir)["rows_sent"].as_u64().unwrap() < 100
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "nothing reached the server"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the kill"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = ledger(&run_dir);
+    let run_id = before["run_id"].as_str().unwrap().to_owned();
+    let held = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(held["run"]["info"]["status"], "RUNNING");
+    // The checkpoint's resume trains again the steps after it; the server keeps each once.
+    finished(train(dir.path(), &server, &name, &["--epochs", "400"]));
+    let after = ledger(&run_dir);
+    assert_eq!(after["run_id"], before["run_id"], "the same MLflow run");
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_eq!(csv_metrics(&run_dir).len(), 400 * 6 + 400 * 3);
+    assert_server_holds_the_csv(&server, &run_dir);
+}
+
+/// A server of the test's own on a free port, with its store in `dir`.
+fn own_server(dir: &Path, port: u16) -> Child {
+    let bin = std::env::var("DSL_MLFLOW_BIN").expect("DSL_MLFLOW_BIN names the `mlflow` command");
+    let mut child = Command::new(bin)
+        .args(["server", "--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--backend-store-uri")
+        .arg(format!("sqlite:///{}", dir.join("store.db").display()))
+        .arg("--artifacts-destination")
+        .arg(dir.join("artifacts"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err()
+        || get(&format!("http://127.0.0.1:{port}"), "/health").0 != 200
+    {
+        assert!(child.try_wait().unwrap().is_none(), "mlflow server exited");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "mlflow server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child
+}
+
+/// Stops the server and its workers.
+fn stop(server: &mut Child) {
+    // SIGKILL to the process group the server leads.
+    unsafe { libc_kill(-(server.id() as i32), 9) };
+    server.wait().unwrap();
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
+
+use std::os::unix::process::CommandExt;
+
+#[test]
+fn a_server_stopped_mid_run_and_started_again_ends_up_with_everything() {
+    let store = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let uri = format!("http://127.0.0.1:{port}");
+    let mut server = own_server(store.path(), port);
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = run_dir(dir.path());
+    let name = experiment("outage");
+    let child = train(dir.path(), &uri, &name, &["--epochs", "600"]);
+    let started = Instant::now();
+    while !run_dir.join("mlflow.json").exists()
+        || ledger(&run_dir)["rows_sent"].as_u64().unwrap() < 50
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "nothing reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop(&mut server);
+    let stderr = finished(child);
+    assert!(stderr.contains("epoch 600/600"), "{stderr}");
+    let warnings = stderr
+        .lines()
+        .filter(|l| l.contains("MLflow tracking is behind"))
+        .count();
+    assert_eq!(warnings, 1, "{stderr}");
+    let sent = ledger(&run_dir)["rows_sent"].as_u64().unwrap() as usize;
+    assert!(
+        sent < csv_metrics(&run_dir).len(),
+        "the outage left rows behind"
+    );
+
+    let mut server = own_server(store.path(), port);
+    let out = Command::new(BIN)
+        .args(["--mlflow-sync", "--artifacts"])
+        .arg(dir.path())
+        .env("MLFLOW_TRACKING_URI", &uri)
+        .env("MLFLOW_EXPERIMENT_NAME", &name)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("holds the 5400 values"), "{said}");
+    let run_id = ledger(&run_dir)["run_id"].as_str().unwrap().to_owned();
+    let run = api(&uri, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_server_holds_the_csv(&uri, &run_dir);
+    stop(&mut server);
+}
