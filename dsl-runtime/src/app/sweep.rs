@@ -331,8 +331,8 @@ fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<
     )
 }
 
-/// ExperimentRuns every trial of `plan` as a child process of this binary (`args` are the process's own,
-/// without `--jobs`), at most `jobs` at once. Each child's output (its line per epoch, or
+/// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
+/// without `--jobs`, and `env` is added to its environment), at most `jobs` at once. Each child's output (its line per epoch, or
 /// nothing more with the user's `--quiet`) goes to `trial-<K>.log` in the sweep folder and,
 /// with one job, to this terminal too. Returns the trials that failed.
 pub fn run_children(
@@ -340,6 +340,7 @@ pub fn run_children(
     jobs: usize,
     dir: &Path,
     args: &[String],
+    env: &[(&str, String)],
 ) -> Result<Vec<usize>, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new(format!("cannot find this program to run trials: {e}")))?;
@@ -354,6 +355,7 @@ pub fn run_children(
             .args(args)
             .arg("--trial")
             .arg(trial.to_string())
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

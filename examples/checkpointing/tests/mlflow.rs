@@ -392,3 +392,60 @@ fn a_server_stopped_mid_run_and_started_again_ends_up_with_everything() {
     assert_server_holds_the_csv(&uri, &run_dir);
     stop(&mut server);
 }
+
+#[test]
+fn a_sweep_is_a_parent_run_with_one_child_per_trial() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("sweep");
+    let stderr = finished(train(
+        dir.path(),
+        &server,
+        &name,
+        // Each trial a fresh run (the experiment resumes its newest run otherwise).
+        &[
+            "--epochs",
+            "2",
+            "--set",
+            "resume=null",
+            "--sweep",
+            "lr=0.01,0.02",
+        ],
+    ));
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir(dir.path().join("resumable")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.join("mlflow.json").exists() {
+            children.push(ledger(&path)["run_id"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(children.len(), 2, "a tracked run per trial: {stderr}");
+    let mut parents = Vec::new();
+    for child in &children {
+        let run = api(&server, &format!("runs/get?run_id={child}"));
+        assert_eq!(run["run"]["info"]["status"], "FINISHED");
+        let parent = run["run"]["data"]["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["key"] == "mlflow.parentRunId")
+            .map(|t| t["value"].as_str().unwrap().to_owned())
+            .expect("a trial names its parent");
+        parents.push(parent);
+    }
+    assert_eq!(parents[0], parents[1], "one parent for the sweep");
+    let parent = api(&server, &format!("runs/get?run_id={}", parents[0]));
+    assert_eq!(parent["run"]["info"]["status"], "FINISHED");
+    assert!(
+        parent["run"]["info"]["run_name"]
+            .as_str()
+            .unwrap()
+            .starts_with("sweep-"),
+        "{parent}"
+    );
+    let child = api(&server, &format!("runs/get?run_id={}", children[0]));
+    assert_eq!(
+        parent["run"]["info"]["experiment_id"],
+        child["run"]["info"]["experiment_id"]
+    );
+}

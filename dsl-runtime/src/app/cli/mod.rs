@@ -538,7 +538,14 @@ fn sweep<C: Serialize + DeserializeOwned>(
                 dir.display()
             );
             let children = crate::app::sweep::child_args(std::env::args().skip(1));
-            let failed = crate::app::sweep::run_children(trials.len(), jobs, &dir, &children)?;
+            // With tracking, the sweep is a parent run and each trial a child of it.
+            let parent = crate::output::mlflow::SweepParent::start(&dir);
+            let env: Vec<(&str, String)> = parent.iter().map(|p| p.env()).collect();
+            let failed =
+                crate::app::sweep::run_children(trials.len(), jobs, &dir, &children, &env)?;
+            if let Some(parent) = parent {
+                parent.end(failed.is_empty());
+            }
             match crate::app::sweep::report(&dir) {
                 Ok(table) => println!("{table}"),
                 Err(e) => eprintln!("error: cannot write the sweep's tables: {e}"),

@@ -53,6 +53,60 @@ impl Mlflow {
     }
 }
 
+/// A sweep's run on the server, whose trials are its children (`mlflow.parentRunId`), so that
+/// MLflow's compare view lines them up.
+pub(crate) struct SweepParent {
+    client: Client,
+    run_id: String,
+}
+
+impl SweepParent {
+    /// The parent run of the sweep in `dir` (`<artifacts>/<name>/sweep-<hash>`), when the
+    /// environment names a server; `None` (with one line) when it cannot be created.
+    pub fn start(dir: &Path) -> Option<SweepParent> {
+        let target = Mlflow::from_env()?;
+        let experiment = target.experiment.clone().unwrap_or_else(|| {
+            dir.parent()
+                .map(run_name)
+                .unwrap_or_else(|| "sweep".to_owned())
+        });
+        let created = Client::from_env(&target.uri)
+            .map_err(|e| e.to_string())
+            .and_then(|client| {
+                let tags = [("dsl.sweep".to_owned(), dir.display().to_string())];
+                client
+                    .experiment(&experiment)
+                    .and_then(|id| client.create_run(&id, &run_name(dir), now_ms(), &tags))
+                    .map(|run| SweepParent {
+                        client,
+                        run_id: run.run_id,
+                    })
+                    .map_err(|e| e.to_string())
+            });
+        match created {
+            Ok(parent) => Some(parent),
+            Err(why) => {
+                eprintln!(
+                    "warning: MLflow: the sweep's parent run cannot be created ({why}); its trials are tracked on their own"
+                );
+                None
+            }
+        }
+    }
+
+    /// What a trial's process is given to name its parent.
+    pub fn env(&self) -> (&'static str, String) {
+        (PARENT_RUN, self.run_id.clone())
+    }
+
+    pub fn end(self, succeeded: bool) {
+        let status = if succeeded { "FINISHED" } else { "FAILED" };
+        if let Err(error) = self.client.update(&self.run_id, status, Some(now_ms())) {
+            eprintln!("warning: MLflow: the sweep's parent run keeps its status: {error}");
+        }
+    }
+}
+
 /// The variable a sweep sets for its trials: the parent run's id.
 pub(crate) const PARENT_RUN: &str = "DSL_MLFLOW_PARENT_RUN";
 
