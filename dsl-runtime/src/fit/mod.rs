@@ -440,8 +440,15 @@ impl<M: LearnerModel> Fit<M> {
             &loaders,
             (&mut train_metrics, &mut valid_metrics),
             &series,
-        )?;
-        run.finish(last_epoch)
+        );
+        match last_epoch {
+            Ok(last_epoch) => run.finish(last_epoch),
+            Err(error) => {
+                // An interrupted run was already told apart (`KILLED`).
+                run.run_dir.fail_tracking(&error);
+                Err(error)
+            }
+        }
     }
 }
 

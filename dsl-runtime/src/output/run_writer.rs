@@ -102,7 +102,22 @@ impl RunWriter {
     /// files a finished run has. A run that ends otherwise is `FAILED` (the tracker's drop).
     pub(crate) fn end_tracking(&mut self, status: &'static str) {
         if let Some(tracker) = &mut self.tracker {
-            tracker.finish(status, vec!["config.json", "summary.md", "curves.svg"]);
+            tracker.finish(
+                status,
+                vec!["config.json", "summary.md", "curves.svg"],
+                None,
+            );
+        }
+    }
+
+    /// The run failed with `error`: `FAILED`, the error as the tag `dsl.error`.
+    pub(crate) fn fail_tracking(&mut self, error: &dyn std::fmt::Display) {
+        // The rows of the failed epoch, which its end would have flushed, go too.
+        if self.tracker.is_some() && self.flush().is_err() {
+            return;
+        }
+        if let Some(tracker) = &mut self.tracker {
+            tracker.finish("FAILED", vec!["config.json"], Some(error.to_string()));
         }
     }
 

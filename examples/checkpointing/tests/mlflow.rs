@@ -134,7 +134,8 @@ fn csv_metrics(run_dir: &Path) -> BTreeMap<(String, u64), f64> {
 fn server_metrics(server: &str, run_id: &str) -> BTreeMap<(String, u64), Vec<f64>> {
     let run = api(server, &format!("runs/get?run_id={run_id}"));
     let mut values: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
-    for metric in run["run"]["data"]["metrics"].as_array().unwrap() {
+    let metrics = run["run"]["data"]["metrics"].as_array().cloned();
+    for metric in metrics.unwrap_or_default() {
         let key = metric["key"].as_str().unwrap();
         let history = api(
             server,
@@ -147,10 +148,23 @@ fn server_metrics(server: &str, run_id: &str) -> BTreeMap<(String, u64), Vec<f64
             values
                 .entry((key.to_owned(), point["step"].as_u64().unwrap()))
                 .or_default()
-                .push(point["value"].as_f64().unwrap());
+                .push(number(&point["value"]));
         }
     }
     values
+}
+
+/// A value as the server gives it: a number, or (protobuf's JSON) `"NaN"`, `"Infinity"`.
+fn number(value: &Value) -> f64 {
+    match value {
+        Value::String(text) => match text.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            other => panic!("{other}"),
+        },
+        other => other.as_f64().unwrap(),
+    }
 }
 
 /// The server holds exactly `metrics.csv`: one value per (metric, step), equal to the file's.
@@ -165,8 +179,14 @@ fn assert_server_holds_the_csv(server: &str, run_dir: &Path) {
             (key.clone(), values[0])
         })
         .collect();
+    // Compared as bits, so that a NaN (a diverged run's loss) equals itself.
+    let bits = |map: &BTreeMap<(String, u64), f64>| -> BTreeMap<(String, u64), u64> {
+        map.iter()
+            .map(|(k, v)| (k.clone(), if v.is_nan() { u64::MAX } else { v.to_bits() }))
+            .collect()
+    };
     assert_eq!(once.len(), csv.len());
-    assert_eq!(once, csv);
+    assert_eq!(bits(&once), bits(&csv));
 }
 
 fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
@@ -448,4 +468,77 @@ fn a_sweep_is_a_parent_run_with_one_child_per_trial() {
         parent["run"]["info"]["experiment_id"],
         child["run"]["info"]["experiment_id"]
     );
+}
+
+fn tags(server: &str, run_id: &str) -> BTreeMap<String, String> {
+    api(server, &format!("runs/get?run_id={run_id}"))["run"]["data"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["key"].as_str().unwrap().to_owned(),
+                t["value"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_failed_run_is_failed_with_its_error_and_an_interrupted_one_killed_until_resumed() {
+    let server = server();
+    // A learning rate that diverges: the weights' check stops the run at the first epoch's end.
+    let dir = tempfile::tempdir().unwrap();
+    let out = train(
+        dir.path(),
+        &server,
+        &experiment("failed"),
+        &["--lr", "1e30", "--epochs", "3"],
+    )
+    .wait_with_output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let run_id = ledger(&run_dir(dir.path()))["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FAILED");
+    let error = tags(&server, &run_id)["dsl.error"].clone();
+    let said = stderr.lines().find(|l| l.starts_with("error: ")).unwrap();
+    assert_eq!(format!("error: {error}"), said, "the error the run printed");
+    assert_server_holds_the_csv(&server, &run_dir(dir.path()));
+
+    // SIGTERM: the step finishes, is saved, and the run is KILLED; its resume finishes it.
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("interrupted");
+    let run_dir = run_dir(dir.path());
+    let child = train(dir.path(), &server, &name, &["--epochs", "400"]);
+    let started = Instant::now();
+    while !run_dir.join("mlflow.json").exists()
+        || ledger(&run_dir)["rows_sent"].as_u64().unwrap() < 20
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "nothing reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run_id = ledger(&run_dir)["run_id"].as_str().unwrap().to_owned();
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "KILLED");
+    assert_server_holds_the_csv(&server, &run_dir);
+    finished(train(dir.path(), &server, &name, &["--epochs", "400"]));
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_server_holds_the_csv(&server, &run_dir);
 }

@@ -186,6 +186,8 @@ enum Message {
     Finish {
         status: &'static str,
         artifacts: Vec<&'static str>,
+        /// Why a failed run failed: the tag `dsl.error`.
+        error: Option<String>,
     },
 }
 
@@ -221,8 +223,12 @@ impl Tracker {
                 while let Ok(message) = inbox.recv() {
                     match message {
                         Message::Sync => worker.sync(),
-                        Message::Finish { status, artifacts } => {
-                            worker.finish(status, &artifacts);
+                        Message::Finish {
+                            status,
+                            artifacts,
+                            error,
+                        } => {
+                            worker.finish(status, &artifacts, error);
                             break;
                         }
                     }
@@ -246,16 +252,22 @@ impl Tracker {
 
     /// The run ended: the last rows, the artifacts and the status go, waited for at most
     /// [`FINISH_WAIT`]; what is not sent by then stays for `--mlflow-sync`.
-    pub fn finish(&mut self, status: &'static str, artifacts: Vec<&'static str>) {
+    pub fn finish(
+        &mut self,
+        status: &'static str,
+        artifacts: Vec<&'static str>,
+        error: Option<String>,
+    ) {
         if self.finished {
             return;
         }
         self.finished = true;
-        if self
-            .messages
-            .send(Message::Finish { status, artifacts })
-            .is_err()
-        {
+        let message = Message::Finish {
+            status,
+            artifacts,
+            error,
+        };
+        if self.messages.send(message).is_err() {
             return;
         }
         match self.done.recv_timeout(FINISH_WAIT) {
@@ -275,7 +287,7 @@ impl Tracker {
 impl Drop for Tracker {
     /// A run that ends without saying how (an error returned through it) failed.
     fn drop(&mut self) {
-        self.finish("FAILED", Vec::new());
+        self.finish("FAILED", Vec::new(), None);
     }
 }
 
@@ -317,7 +329,11 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
     let finished = run_dir.join("summary.md").exists();
     worker.sync();
     if finished {
-        worker.finish("FINISHED", &["config.json", "summary.md", "curves.svg"]);
+        worker.finish(
+            "FINISHED",
+            &["config.json", "summary.md", "curves.svg"],
+            None,
+        );
     }
     match worker.ledger.take() {
         Some(ledger) if !worker.warned && !worker.disabled => Ok(ledger),
@@ -491,7 +507,7 @@ impl Worker {
         Ok(())
     }
 
-    fn finish(&mut self, status: &'static str, artifacts: &[&'static str]) {
+    fn finish(&mut self, status: &'static str, artifacts: &[&'static str], error: Option<String>) {
         self.sync();
         if self.disabled || self.warned {
             return;
@@ -499,6 +515,18 @@ impl Worker {
         let Some(ledger) = self.ledger.clone() else {
             return;
         };
+        if let Some(mut error) = error {
+            let mut cut = error.len().min(PARAM_VALUE_LIMIT);
+            while !error.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            error.truncate(cut);
+            let tag = [("dsl.error".to_owned(), error)];
+            if let Err(failure) = self.client.log_batch(&ledger.run_id, &[], &[], &tag) {
+                self.behind(&failure);
+                return;
+            }
+        }
         for name in artifacts {
             let Ok(bytes) = std::fs::read(self.info.run_dir.join(name)) else {
                 continue;
