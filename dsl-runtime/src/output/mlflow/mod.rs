@@ -17,7 +17,7 @@ mod http;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +137,10 @@ const METRICS_PER_BATCH: usize = 1000;
 const PAIRS_PER_BATCH: usize = 100;
 /// The longest param value MLflow 3 keeps; longer ones are cut, saying so.
 const PARAM_VALUE_LIMIT: usize = 6000;
+/// The shortest time between two syncs during a run, and between two tries while the server
+/// does not answer.
+const INTERVAL: Duration = Duration::from_secs(1);
+const RETRY: Duration = Duration::from_secs(10);
 /// How long the end of a run waits for the last rows and artifacts to reach the server.
 const FINISH_WAIT: Duration = Duration::from_secs(30);
 
@@ -208,29 +212,45 @@ impl Tracker {
         // Room for the end and a few epochs: a full queue means a sync is already pending.
         let (messages, inbox) = sync_channel(4);
         let (finished, done) = sync_channel(1);
-        let mut worker = Worker {
-            client,
-            uri: target.uri.clone(),
-            info,
-            ledger: None,
-            warned: false,
-            disabled: false,
-        };
+        let mut worker = Worker::new(client, target.uri.clone(), info);
         let handle = std::thread::Builder::new()
             .name("mlflow".to_owned())
             .spawn(move || {
                 worker.sync();
-                while let Ok(message) = inbox.recv() {
+                let mut last = Instant::now();
+                let mut pending = false;
+                loop {
+                    // At most one sync per interval: the flushes of short epochs in between are
+                    // that one sync (a longer interval while the server does not answer).
+                    let interval = if worker.warned { RETRY } else { INTERVAL };
+                    let message = if pending {
+                        match inbox.recv_timeout(interval.saturating_sub(last.elapsed())) {
+                            Ok(message) => Some(message),
+                            Err(RecvTimeoutError::Timeout) => None,
+                            Err(RecvTimeoutError::Disconnected) => break,
+                        }
+                    } else {
+                        match inbox.recv() {
+                            Ok(message) => Some(message),
+                            Err(_) => break,
+                        }
+                    };
                     match message {
-                        Message::Sync => worker.sync(),
-                        Message::Finish {
+                        None => {}
+                        Some(Message::Sync) => pending = true,
+                        Some(Message::Finish {
                             status,
                             artifacts,
                             error,
-                        } => {
+                        }) => {
                             worker.finish(status, &artifacts, error);
                             break;
                         }
+                    }
+                    if pending && last.elapsed() >= interval {
+                        worker.sync();
+                        last = Instant::now();
+                        pending = false;
                     }
                 }
                 let _ = finished.send(());
@@ -311,21 +331,15 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| format!("{} holds no readable config.json", run_dir.display()))?;
-    let mut worker = Worker {
-        client: Client::from_env(&target.uri)?,
-        uri: target.uri.clone(),
-        info: RunInfo {
-            run_dir: run_dir.to_owned(),
-            name: run_name(run_dir),
-            experiment: experiment.to_owned(),
-            parent_run: target.parent_run.clone(),
-            tags: tags_of(&config),
-            config,
-        },
-        ledger: None,
-        warned: false,
-        disabled: false,
+    let info = RunInfo {
+        run_dir: run_dir.to_owned(),
+        name: run_name(run_dir),
+        experiment: experiment.to_owned(),
+        parent_run: target.parent_run.clone(),
+        tags: tags_of(&config),
+        config,
     };
+    let mut worker = Worker::new(Client::from_env(&target.uri)?, target.uri.clone(), info);
     let finished = run_dir.join("summary.md").exists();
     worker.sync();
     if finished {
@@ -403,9 +417,28 @@ struct Worker {
     warned: bool,
     /// After an error that will not go away (credentials, a rejected request): nothing more.
     disabled: bool,
+    /// `metrics.csv` read so far: its bytes, and the rows among them. The file only grows while
+    /// a process writes it (a resume trims it before tracking starts), so each sync reads what
+    /// was added since the last.
+    read: (u64, usize),
+    /// Rows read but not yet acknowledged, oldest first.
+    unsent: std::collections::VecDeque<Metric>,
 }
 
 impl Worker {
+    fn new(client: Client, uri: String, info: RunInfo) -> Self {
+        Self {
+            client,
+            uri,
+            info,
+            ledger: None,
+            warned: false,
+            disabled: false,
+            read: (0, 0),
+            unsent: std::collections::VecDeque::new(),
+        }
+    }
+
     fn behind(&mut self, error: &TrackingError) {
         if !error.transient() {
             self.disabled = true;
@@ -487,24 +520,48 @@ impl Worker {
             self.save(&ledger);
             self.ledger = Some(ledger.clone());
         }
-        let text = std::fs::read(self.info.run_dir.join("metrics.csv")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&text);
-        // Only whole lines: the file may be mid-write.
-        let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
-        let rows: Vec<Metric> = complete
-            .lines()
-            .filter_map(Row::parse)
-            .enumerate()
-            .skip(ledger.rows_sent)
-            .filter_map(|(index, row)| metric(&row, ledger.start_ms + index as u64))
-            .collect();
-        for chunk in rows.chunks(METRICS_PER_BATCH) {
-            self.client.log_batch(&ledger.run_id, chunk, &[], &[])?;
-            ledger.rows_sent += chunk.len();
+        self.read_rows(ledger.rows_sent, ledger.start_ms);
+        while !self.unsent.is_empty() {
+            let count = self.unsent.len().min(METRICS_PER_BATCH);
+            let batch: Vec<Metric> = self.unsent.iter().take(count).cloned().collect();
+            self.client.log_batch(&ledger.run_id, &batch, &[], &[])?;
+            self.unsent.drain(..count);
+            ledger.rows_sent += count;
             self.save(&ledger);
             self.ledger = Some(ledger.clone());
         }
         Ok(())
+    }
+
+    /// Reads the rows added to `metrics.csv` since the last call (whole lines only: the file
+    /// may be mid-write), keeping those from row `sent` on.
+    fn read_rows(&mut self, sent: usize, start_ms: u64) {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut added = Vec::new();
+        let read = std::fs::File::open(self.info.run_dir.join("metrics.csv")).and_then(|mut f| {
+            f.seek(SeekFrom::Start(self.read.0))?;
+            f.read_to_end(&mut added)
+        });
+        if read.is_err() {
+            return;
+        }
+        let whole = added
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |end| end + 1);
+        for line in String::from_utf8_lossy(&added[..whole]).lines() {
+            let Some(row) = Row::parse(line) else {
+                continue;
+            };
+            let index = self.read.1;
+            self.read.1 += 1;
+            if index >= sent
+                && let Some(metric) = metric(&row, start_ms + index as u64)
+            {
+                self.unsent.push_back(metric);
+            }
+        }
+        self.read.0 += whole as u64;
     }
 
     fn finish(&mut self, status: &'static str, artifacts: &[&'static str], error: Option<String>) {
