@@ -189,16 +189,9 @@ mod tests {
             ),
             ("127.0.0.1", 5000, "/mlflow")
         );
-        assert!(
-            Endpoint::parse("https://x", None)
-                .unwrap_err()
-                .contains("only `http://`")
-        );
-        assert!(
-            Endpoint::parse("http://u:p@x", None)
-                .unwrap_err()
-                .contains("not in the URL")
-        );
+        let refused = |uri| Endpoint::parse(uri, None).err().unwrap_or_default();
+        assert!(refused("https://x").contains("only `http://`"));
+        assert!(refused("http://u:p@x").contains("not in the URL"));
         let plain = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").unwrap();
         assert_eq!((plain.status, plain.body.as_slice()), (200, &b"{}"[..]));
         let chunked = parse_response(
