@@ -7,7 +7,10 @@
 //! plumbing. `fail/` keeps reviewed `.stderr` files for a representative subset.
 //!
 //! `CORPUS=<substring>[,<substring>..]` checks only the cases whose name contains one;
-//! `CORPUS_SHOW=1` prints every case's errors.
+//! `CORPUS_SHOW=1` prints every case's errors. The build of every case needs the feature
+//! `corpus` (`.ci/run`); without it only the reviewed cases are compared with the generated
+//! ones, and the builder's code is unused.
+#![cfg_attr(not(feature = "corpus"), allow(dead_code))]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -823,20 +826,6 @@ struct Case {
     caught: bool,
 }
 
-/// The experiments the README's test command builds (every mistake on each); `DSL_CORPUS=all`
-/// (set by `.ci/run`) builds all of `corpus/`. Half of them keeps that command under five
-/// minutes from a fresh clone: each experiment is ~60 programs for cargo to check.
-const QUICK: &[&str] = &["forecast", "patients", "scorer", "tuned"];
-
-/// The experiments this run builds: [`QUICK`], or all with `DSL_CORPUS=all`.
-fn built_shapes() -> Vec<Shape> {
-    let all = std::env::var("DSL_CORPUS").is_ok_and(|v| v == "all");
-    shapes()
-        .into_iter()
-        .filter(|s| all || QUICK.contains(&s.name.as_str()))
-        .collect()
-}
-
 fn shapes() -> Vec<Shape> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let mut shapes: Vec<Shape> = std::fs::read_dir(&dir)
@@ -1026,6 +1015,9 @@ fn the_reviewed_corpus_cases_are_the_generated_ones() {
     assert!(count >= 5, "{count} reviewed cases");
 }
 
+/// Built only with the feature `corpus` (`.ci/run` turns it on): its ~470 programs are most
+/// of a `cargo test --workspace`'s time, which the README keeps under five minutes.
+#[cfg(feature = "corpus")]
 #[test]
 fn every_mistake_in_users_code_is_one_error_at_its_token() {
     let target = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1033,7 +1025,7 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
         .unwrap()
         .join("target");
     let dir = target.join("tests/corpus");
-    let built = built_shapes();
+    let built = shapes();
     let experiments = built.len();
     let cases = cases(&dir.join("cases"), built);
     write_project(&dir, &cases);
@@ -1122,7 +1114,7 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
     );
     if std::env::var("CORPUS").is_err() {
         // At least 30 mistakes in each experiment.
-        for shape in built_shapes() {
+        for shape in shapes() {
             let prefix = format!("{}__", shape.name);
             let count = cases
                 .iter()

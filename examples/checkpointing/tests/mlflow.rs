@@ -211,7 +211,12 @@ fn a_run_shows_its_params_every_value_its_files_and_its_status() {
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let name = experiment("whole");
-    let stderr = finished(train(dir.path(), &server, &name, &["--epochs", "4"]));
+    let stderr = finished(train(
+        dir.path(),
+        &server,
+        &name,
+        &["--epochs", "4", "--mlflow-log-model"],
+    ));
     assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
     let run_dir = run_dir(dir.path());
     let ledger = ledger(&run_dir);
@@ -267,7 +272,13 @@ fn a_run_shows_its_params_every_value_its_files_and_its_status() {
         .as_str()
         .unwrap()
         .trim_start_matches("mlflow-artifacts:/");
-    for file in ["config.json", "summary.md", "curves.svg"] {
+    // `--mlflow-log-model`: the weights `load_best` picks, written and logged.
+    for file in [
+        "config.json",
+        "summary.md",
+        "curves.svg",
+        "model.safetensors",
+    ] {
         let (status, bytes) = get(
             &server,
             &format!("/api/2.0/mlflow-artifacts/artifacts/{root}/{file}"),

@@ -111,3 +111,21 @@ fn refused_credentials_stop_tracking_with_one_clear_line_and_no_secret() {
     assert!(!config.contains(secret) && !config.contains("alice"));
     assert!(config.contains(&format!("\"uri\": \"http://127.0.0.1:{port}\"")));
 }
+
+#[test]
+fn logging_the_model_without_a_server_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["--epochs", "1", "--mlflow-log-model", "--artifacts"])
+        .arg(dir.path())
+        .env_remove("MLFLOW_TRACKING_URI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--mlflow-log-model logs to the server MLFLOW_TRACKING_URI names"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("epoch 1/1"), "nothing trained: {stderr}");
+}

@@ -15,6 +15,7 @@ use crate::app::sweep::Plan;
 use crate::app::verify::Recorded;
 use crate::fit::{FitReport, test_line};
 use crate::inference::evaluate::Evaluation;
+use crate::output::mlflow;
 use crate::parallel;
 use crate::{config::options::FitOptions, error::FitError};
 
@@ -123,6 +124,12 @@ pub fn run<E: Experiment>(
                 println!("{}", recorded.check(&report.run_dir, &report.config)?);
                 return Ok(dir.clone());
             }
+            if args.mlflow_log_model && mlflow::Mlflow::from_env().is_none() {
+                return Err(FitError::InvalidOption {
+                    option: "mlflow",
+                    message: "--mlflow-log-model logs to the server MLFLOW_TRACKING_URI names: set it (e.g. `http://127.0.0.1:5000`)".into(),
+                });
+            }
             let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
             if let Some(trial) = &args.sweep_trial {
                 trial.record(&report.history, &report.run_dir)?;
@@ -133,7 +140,13 @@ pub fn run<E: Experiment>(
                     .run_dir
                     .file_name()
                     .map(|run| run.to_string_lossy().into_owned());
-                after(&E::for_run(config, run), &report)?;
+                let config = E::for_run(config, run);
+                after(&config, &report)?;
+                if args.mlflow_log_model {
+                    let file = report.run_dir.join(mlflow::MODEL_FILE);
+                    E::export_weights(&config, &file, &device)?;
+                    mlflow::log_file(&report.run_dir, mlflow::MODEL_FILE);
+                }
             }
             Ok(report.run_dir)
         })

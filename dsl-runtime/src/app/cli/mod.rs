@@ -128,6 +128,10 @@ pub struct Args {
     /// recorded).
     #[arg(long)]
     pub mlflow_sync: bool,
+    /// After training, write the weights `load_best` picks as `model.safetensors` in the run
+    /// directory and log them to MLflow as an artifact of the run.
+    #[arg(long, conflicts_with_all = ["test_only", "predict", "export", "verify", "mlflow_sync"])]
+    pub mlflow_log_model: bool,
 }
 
 fn parse_resume(text: &str) -> Result<Value, String> {

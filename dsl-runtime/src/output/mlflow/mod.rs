@@ -107,6 +107,27 @@ impl SweepParent {
     }
 }
 
+/// The weights `--mlflow-log-model` writes and logs.
+pub const MODEL_FILE: &str = "model.safetensors";
+
+/// Uploads `name` of a tracked run's directory as an artifact (after the run's end: the
+/// exported weights); one line when it cannot go, which `--mlflow-sync` then sends.
+pub fn log_file(run_dir: &Path, name: &str) {
+    let outcome = Ledger::read(run_dir)
+        .ok_or_else(|| "the run is not on the server".to_owned())
+        .and_then(|ledger| {
+            let bytes = std::fs::read(run_dir.join(name)).map_err(|e| e.to_string())?;
+            Client::from_env(&ledger.uri)?
+                .upload(&ledger.artifact_uri, name, &bytes)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(why) = outcome {
+        eprintln!(
+            "warning: MLflow tracking is behind: {name} was not logged ({why}); `--mlflow-sync` sends it"
+        );
+    }
+}
+
 /// The variable a sweep sets for its trials: the parent run's id.
 pub(crate) const PARENT_RUN: &str = "DSL_MLFLOW_PARENT_RUN";
 
@@ -345,7 +366,7 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
     if finished {
         worker.finish(
             "FINISHED",
-            &["config.json", "summary.md", "curves.svg"],
+            &["config.json", "summary.md", "curves.svg", MODEL_FILE],
             None,
         );
     }
