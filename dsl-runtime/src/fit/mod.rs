@@ -688,14 +688,14 @@ impl RunFiles {
                 tags: crate::output::mlflow::tags_of(&config),
                 config,
             };
-            let tracker =
-                crate::output::mlflow::Tracker::start(target, info).map_err(|message| {
-                    FitError::InvalidOption {
-                        option: "mlflow",
-                        message,
-                    }
-                })?;
-            run_dir.track(tracker);
+            // A URI this runtime cannot speak to (`https://`, `databricks`, left in the
+            // environment for another tool) costs the run nothing either: one line, no tracking.
+            match crate::output::mlflow::Tracker::start(target, info) {
+                Ok(tracker) => run_dir.track(tracker),
+                Err(message) => {
+                    eprintln!("warning: MLflow tracking is off for this run: {message}")
+                }
+            }
         }
         let saving = match group {
             Some(group) if group.rank() != 0 => None,

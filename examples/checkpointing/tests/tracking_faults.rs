@@ -129,3 +129,19 @@ fn logging_the_model_without_a_server_is_refused_before_training() {
     );
     assert!(!stderr.contains("epoch 1/1"), "nothing trained: {stderr}");
 }
+
+#[test]
+fn a_server_this_runtime_cannot_speak_to_turns_tracking_off_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = train(dir.path(), "https://mlflow.example.com", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("MLflow")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("MLflow tracking is off for this run")
+            && lines[0].contains("only `http://`"),
+        "{stderr}"
+    );
+    assert_eq!(rows(dir.path()), 5 * 6 + 5 * 3);
+}

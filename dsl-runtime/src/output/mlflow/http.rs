@@ -2,8 +2,8 @@
 //!
 //! Written by hand: the tracking server speaks JSON over HTTP, and the HTTP crates either bring an
 //! async runtime or TLS and compression stacks that every experiment would compile for a feature
-//! most runs do not use. Only `http://` is spoken; a server behind `https://` is refused with a
-//! message at start-up.
+//! most runs do not use. Only `http://` is spoken; with a server behind `https://` a run says
+//! so at start-up and is not tracked.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
