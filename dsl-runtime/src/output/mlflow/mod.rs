@@ -41,6 +41,15 @@ pub struct Mlflow {
 }
 
 impl Mlflow {
+    /// The MLflow experiment of a run whose `config.json` is `config`: the one named here, else
+    /// the experiment's `name`.
+    fn experiment_of(&self, config: &serde_json::Value) -> String {
+        self.experiment
+            .clone()
+            .or_else(|| config["name"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
     /// The server `MLFLOW_TRACKING_URI` names, the experiment `MLFLOW_EXPERIMENT_NAME` does (as
     /// MLflow's own clients read them), and a sweep trial's parent run.
     pub fn from_env() -> Option<Mlflow> {
@@ -142,11 +151,7 @@ pub fn sync_saved(run_dir: &Path) -> Result<(), String> {
     let target = Mlflow::from_env().or(recorded).ok_or_else(|| {
         "no MLflow server: set MLFLOW_TRACKING_URI (e.g. `http://127.0.0.1:5000`)".to_owned()
     })?;
-    let experiment = target
-        .experiment
-        .clone()
-        .or_else(|| config["name"].as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let experiment = target.experiment_of(&config);
     sync_run_dir(&target, run_dir, &experiment)
 }
 
@@ -385,11 +390,7 @@ pub(crate) fn after_test(run_dir: &Path, config: &serde_json::Value) {
     let Ok(target) = serde_json::from_value::<Mlflow>(config["mlflow"].clone()) else {
         return;
     };
-    let experiment = target
-        .experiment
-        .clone()
-        .or_else(|| config["name"].as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let experiment = target.experiment_of(config);
     if let Err(message) = sync(&target, run_dir, &experiment) {
         eprintln!("warning: MLflow tracking is behind: {message}");
     }
