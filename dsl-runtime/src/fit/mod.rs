@@ -337,9 +337,9 @@ impl<M: LearnerModel> Fit<M> {
         let (model, freeze) = starting_model(model, &options)?;
 
         // 3. The run directory, and what a resume restores from its checkpoint.
-        let (path, _mirror) = run_dir_of(&options, group)?;
+        let (path, mut mirror) = run_dir_of(&options, group)?;
         let checkpoints = CheckpointDir::new(&path);
-        let mut start = resume::restore(
+        let restored = resume::restore(
             &checkpoints,
             &options,
             &hyperparameters,
@@ -347,7 +347,16 @@ impl<M: LearnerModel> Fit<M> {
             history,
             &mut train_metrics,
             &mut callbacks,
-        )?;
+        );
+        if let Some(group) = group {
+            // A refused resume reaches every rank alike, and rank 0's abort ends the others:
+            // each removes its copy of rank 0's files, then all meet, before anyone reports.
+            if restored.is_err() {
+                drop(mirror.take());
+            }
+            group.all_gather(&[u8::from(restored.is_err())], Vec::new());
+        }
+        let mut start = restored?;
         if let Some(group) = group {
             start.model = crate::parallel::step::same_ids(group, start.model);
         }

@@ -314,9 +314,9 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect()
     };
-    // A copy of a rank killed earlier (its process gone) is reclaimed by the next resume; so
-    // are those of the refused job below, whose rank 0 may end the others before they remove
-    // theirs.
+    // A copy of a rank killed earlier (its process gone) is reclaimed by the next resume. The
+    // refused job below leaves none of its own: every rank removes its copy before rank 0's
+    // abort ends the job.
     std::fs::create_dir_all(tmp.path().join("dsl-rank1-99999999-5/checkpoint")).unwrap();
     let output = mpirun(2, BIN, dir.path(), &["--set", "epochs=2"])
         .env("TMPDIR", tmp.path())
@@ -336,6 +336,7 @@ fn resuming_with_another_number_of_ranks_is_a_changed_setting() {
     );
     // Rank 0 alone says it.
     assert_eq!(stderr.matches("resuming would mix").count(), 1, "{stderr}");
+    assert_eq!(leftovers(), Vec::<String>::new());
     // With `--resume-changed` the run continues, each step now summing three batches.
     let changed = [
         "--set",
