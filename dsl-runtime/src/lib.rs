@@ -135,8 +135,8 @@ pub mod __private {
     pub use crate::inference::predict::{predict, write_predictions};
     pub use crate::metric;
     pub use crate::model::contract::{
-        DatasetOf, ReadableBy, ReadableByOwnMetric, SharedBatcher, Sources, StepOutput,
-        confusion_input, for_expressions, train_output,
+        Measurable, MeasurableBy, SharedBatcher, Sources, StepOutput, Yields, confusion_input,
+        for_expressions, train_output,
     };
     pub use crate::model::placement;
     pub use crate::model::tuning;

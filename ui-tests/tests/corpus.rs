@@ -661,6 +661,8 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
 /// Names of the runtime's plumbing and paths into sources the user did not write.
 const INTERNAL: &[&str] = &[
     "Feeds",
+    "ReadableBy",
+    "DatasetOf",
     "MetricSource",
     "CustomSource",
     "Checked",

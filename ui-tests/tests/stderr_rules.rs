@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 /// Names of the runtime's plumbing and paths into its sources or the cargo registry.
 const INTERNAL: &[&str] = &[
     "Feeds",
+    "ReadableBy",
+    "DatasetOf",
     "MetricSource",
     "CustomSource",
     "BatchesInto",

@@ -593,7 +593,7 @@ fn batcher_binding(exp: &Experiment) -> (TokenStream, TokenStream) {
 
 /// `expr` as a shared dataset of the items `batcher` takes, checked at `expr`.
 fn dataset(batcher: &TokenStream, expr: &syn::Expr) -> TokenStream {
-    quote_spanned!(expr.span()=> #Rt::DatasetOf::shared(&#batcher, #expr))
+    quote_spanned!(expr.span()=> #Rt::Yields::shared(&#batcher, #expr))
 }
 
 /// `--test-only`: the test split on a saved checkpoint.

@@ -1,4 +1,4 @@
-//! Metric registrations: each metric is boxed through `ReadableBy` under the span of the
+//! Metric registrations: each metric is boxed through `Measurable` under the span of the
 //! user's metric name, the one place a step output that cannot feed it is reported.
 
 use proc_macro2::{Ident, Span, TokenStream};
@@ -54,7 +54,7 @@ fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
 }
 
 /// `m`, boxed for the step output of `model_name` (the training step's for `train.*`, the
-/// inference step's otherwise): through `ReadableBy` at the metric's name, or `ReadableByOwnMetric`
+/// inference step's otherwise): through `Measurable` at the metric's name, or `MeasurableBy`
 /// at the user's own metric expression, whose tokens keep their spans.
 pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
     let ctor = constructor(m);
@@ -67,17 +67,14 @@ pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
     match &m.custom {
         Some(expr) => {
             let span = expr.span();
-            let boxed = respan(
-                quote!(<#output as #Rt::ReadableByOwnMetric<_>>::boxed),
-                span,
-            );
+            let boxed = respan(quote!(<#output as #Rt::MeasurableBy<_>>::boxed), span);
             quote_spanned!(span=> #boxed(#ctor))
         }
         None => {
             let span = m.name.span();
             let metric = metric_type(m, span);
             respan(
-                quote!(<#output as #Rt::ReadableBy<#metric>>::boxed(#ctor)),
+                quote!(<#output as #Rt::Measurable<#metric>>::boxed(#ctor)),
                 span,
             )
         }

@@ -107,7 +107,7 @@ mod tests {
 
     use super::*;
     use crate::metric::SplitMetric;
-    use crate::model::contract::ReadableBy;
+    use crate::model::contract::Measurable;
 
     fn metadata() -> MetricMetadata {
         MetricMetadata {
@@ -133,15 +133,15 @@ mod tests {
     fn the_metrics_added_from_burn_box_for_the_outputs_the_docs_name() {
         // Compile-time half: each is accepted for the outputs its catalogue row lists.
         let _: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as ReadableBy<_>>::boxed(auc_pr());
+            <ClassificationOutput as Measurable<_>>::boxed(auc_pr());
         let _: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
-            <MultiLabelClassificationOutput as ReadableBy<_>>::boxed(auc_pr());
+            <MultiLabelClassificationOutput as Measurable<_>>::boxed(auc_pr());
         let _: Box<dyn SplitMetric<SequenceOutput>> =
-            <SequenceOutput as ReadableBy<_>>::boxed(cer());
+            <SequenceOutput as Measurable<_>>::boxed(cer());
         let _: Box<dyn SplitMetric<SequenceOutput>> =
-            <SequenceOutput as ReadableBy<_>>::boxed(wer());
+            <SequenceOutput as Measurable<_>>::boxed(wer());
         let _: Box<dyn SplitMetric<RegressionOutput>> =
-            <RegressionOutput as ReadableBy<_>>::boxed(iteration_speed());
+            <RegressionOutput as Measurable<_>>::boxed(iteration_speed());
         let keys = [
             auc_pr().key().to_owned(),
             hamming().key().to_owned(),
@@ -157,7 +157,7 @@ mod tests {
         let device = Device::flex();
         let score = |logits| {
             let mut metric: Box<dyn SplitMetric<MultiLabelClassificationOutput>> =
-                <MultiLabelClassificationOutput as ReadableBy<_>>::boxed(hamming());
+                <MultiLabelClassificationOutput as Measurable<_>>::boxed(hamming());
             metric
                 .update(&multilabel(logits, &device), &metadata())
                 .unwrap();

@@ -287,9 +287,10 @@ mod tests {
             (o.output.clone().slice([0..1, 0..1]).reshape([1]), samples)
         };
         let mut mean: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as crate::model::contract::ReadableByOwnMetric<_>>::boxed(
-                Tracked::new("first", Mean::lower_is_better(first_logit)),
-            );
+            <ClassificationOutput as crate::model::contract::MeasurableBy<_>>::boxed(Tracked::new(
+                "first",
+                Mean::lower_is_better(first_logit),
+            ));
         assert_eq!(mean.key(), "first");
         assert!(!mean.higher_is_better());
         let [a, b] = batches(&device);
@@ -313,15 +314,13 @@ mod tests {
     fn an_epoch_metric_equals_burns_macro_recall_and_starts_over_each_epoch() {
         let device = Device::flex();
         let mut ours: Box<dyn SplitMetric<ClassificationOutput>> =
-            <ClassificationOutput as crate::model::contract::ReadableByOwnMetric<_>>::boxed(
-                Tracked::new(
-                    "my_recall",
-                    Epoch::higher_is_better(MacroRecall {
-                        hits: [0; 3],
-                        totals: [0; 3],
-                    }),
-                ),
-            );
+            <ClassificationOutput as crate::model::contract::MeasurableBy<_>>::boxed(Tracked::new(
+                "my_recall",
+                Epoch::higher_is_better(MacroRecall {
+                    hits: [0; 3],
+                    totals: [0; 3],
+                }),
+            ));
         let mut burns = recall();
         assert!(ours.higher_is_better());
         for _ in 0..2 {

@@ -85,21 +85,23 @@ impl StepOutput for SequenceOutput {
     }
 }
 
-/// A step output that metric `M` can read: Burn's `Adaptor<M::Input>`. `I` is only there so the
-/// error can name the `Adaptor` to implement.
+/// A step output that catalogue metric `M` can measure: one that implements Burn's
+/// `Adaptor<M::Input>`. Users never implement it; its name is public (`metric::Measurable`)
+/// because a metric the output cannot feed is reported as this trait unmet, and rustc's `help`
+/// line names it. `I` is only there so the error can name the `Adaptor` to implement.
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
     label = "`{Self}` gives this metric nothing to read",
     note = "classification metrics (accuracy, top_k, precision, recall, f1, fbeta, auroc, auc_pr, perplexity) need `ClassificationOutput`; `SequenceOutput` feeds accuracy, top_k, perplexity, cer and wer; `MultiLabelClassificationOutput` feeds hamming and auc_pr; `loss`, `lr` and `iteration_speed` work with every Burn output; for your own output type implement Burn's `Adaptor<{I}>` for `{Self}`"
 )]
-pub trait ReadableBy<M: Metric, I = <M as Metric>::Input>: Sized {
+pub trait Measurable<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
 #[diagnostic::do_not_recommend]
-impl<O, M> ReadableBy<M> for O
+impl<O, M> Measurable<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -109,21 +111,23 @@ where
     }
 }
 
-/// A step output that the user's own metric `M` can read: `M` is a numeric Burn metric and the
-/// output adapts to its input. One trait for both, so that one mistake is one error.
+/// A step output that the user's own metric `M` can measure (`metric::MeasurableBy`): `M` is a
+/// numeric Burn metric and the output adapts to its input, or a `Mean`/`Epoch` metric of this
+/// output. One trait for all, so that one mistake is one error; public for the same reason as
+/// [`Measurable`].
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
     label = "this metric does not read `{Self}`",
     note = "a metric of your own is `metric::Mean::higher_is_better(f)` (or `lower_is_better`) with `f` taking `&{Self}` and returning the batch's value and sample count, `metric::Epoch::higher_is_better(state)` with `state` implementing `metric::EpochMetric<{Self}>`, or a Burn `Metric` + `Numeric` whose `Input` `{Self}` adapts to (`Adaptor`); see `examples/custom_metric`"
 )]
-pub trait ReadableByOwnMetric<M>: Sized {
+pub trait MeasurableBy<M>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
 }
 
 // Not recommended in errors: the note says what to implement.
 #[diagnostic::do_not_recommend]
-impl<O, M> ReadableByOwnMetric<M> for O
+impl<O, M> MeasurableBy<M> for O
 where
     M: Metric + Numeric + 'static,
     O: Adaptor<M::Input> + 'static,
@@ -135,7 +139,7 @@ where
 
 // A metric from a function of the step output: its function takes `&O`.
 #[diagnostic::do_not_recommend]
-impl<O, F, R> ReadableByOwnMetric<Mean<F>> for O
+impl<O, F, R> MeasurableBy<Mean<F>> for O
 where
     F: Fn(&O) -> R + Send + 'static,
     R: BatchValue,
@@ -148,7 +152,7 @@ where
 
 // A metric of accumulated state: its `EpochMetric` impl is for this output.
 #[diagnostic::do_not_recommend]
-impl<O, M> ReadableByOwnMetric<Epoch<M>> for O
+impl<O, M> MeasurableBy<Epoch<M>> for O
 where
     M: EpochMetric<O>,
     O: 'static,
@@ -158,14 +162,15 @@ where
     }
 }
 
-/// A dataset of items `I`: Burn's `Dataset<I>`. Named in `training!`'s check that the datasets
-/// yield the items the batcher takes, so the error says so in those words.
+/// A dataset that yields items `I`: any Burn `Dataset<I>` (`data::Yields`). Named in
+/// `training!`'s check that the datasets yield the items the batcher takes, so the error says
+/// so in those words; public because rustc's `help` line names it.
 #[diagnostic::on_unimplemented(
     message = "this dataset does not yield the `{I}` items the batcher takes",
     label = "the batcher takes `{I}`",
     note = "give the loader datasets of the batcher's items, or a batcher of this dataset's items (`impl Batcher<Item, Batch>`)"
 )]
-pub trait DatasetOf<I> {
+pub trait Yields<I> {
     /// The dataset behind a shared handle. `batcher` only fixes `I` before the dataset's own
     /// item type is looked at, so a mismatch is reported here and not at the batcher.
     fn shared<B>(batcher: &Arc<dyn Batcher<I, B>>, dataset: Self) -> Arc<dyn Dataset<I>>;
@@ -174,7 +179,7 @@ pub trait DatasetOf<I> {
 // Not recommended in errors: the note says what to change, and the listing would point into
 // Burn's sources.
 #[diagnostic::do_not_recommend]
-impl<D: Dataset<I> + 'static, I> DatasetOf<I> for D {
+impl<D: Dataset<I> + 'static, I> Yields<I> for D {
     fn shared<B>(_batcher: &Arc<dyn Batcher<I, B>>, dataset: Self) -> Arc<dyn Dataset<I>> {
         Arc::new(dataset)
     }
@@ -184,7 +189,7 @@ impl<D: Dataset<I> + 'static, I> DatasetOf<I> for D {
 /// implement. `training!` builds this literal with the batcher first, each at the user's
 /// expression: a batcher that does not build the step's batch fails its cast to the `dyn`
 /// trait there, naming the batch it does build; the batcher's item type is then known, and a
-/// dataset of other items fails [`DatasetOf`] at the dataset.
+/// dataset of other items fails [`Yields`] at the dataset.
 pub struct Sources<I, B> {
     /// Turns items into the step's batch.
     pub batcher: Arc<dyn Batcher<I, B>>,
@@ -266,7 +271,7 @@ mod tests {
                 l.trim_start()
                     .starts_with("note = \"classification metrics")
             })
-            .expect("the note of `ReadableBy`");
+            .expect("the note of `Measurable`");
         let group = |start: &str, end: &str| -> Vec<String> {
             let from = note
                 .find(start)
