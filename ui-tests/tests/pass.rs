@@ -35,4 +35,5 @@ pass!(
     "../pass/training/hparams.rs" => hparams,
     "../pass/training/step_epochs.rs" => step_epochs,
     "../pass/training/inside_a_function.rs" => inside_a_function,
+    "../pass/training/items_without_clone.rs" => items_without_clone,
 );

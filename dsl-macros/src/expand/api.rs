@@ -124,7 +124,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
             /// batched by `batcher`.
             pub fn evaluate<I, D, B>(model: &#model_name, dataset: D, batcher: B) -> #eval_result
             where
-                I: ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,
+                I: ::core::marker::Send + ::core::marker::Sync + 'static,
                 D: #Rt::burn::data::dataset::Dataset<I> + 'static,
                 B: #Rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
             {
@@ -137,7 +137,7 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
             /// `batcher` at the experiment's batch size.
             pub fn predict<I, D, B>(model: &#model_name, dataset: D, batcher: B) -> #vec_result
             where
-                I: ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,
+                I: ::core::marker::Send + ::core::marker::Sync + 'static,
                 D: #Rt::burn::data::dataset::Dataset<I> + 'static,
                 B: #Rt::burn::data::dataloader::batcher::Batcher<I, #batch_ty> + 'static,
             {

@@ -111,7 +111,7 @@ pub struct Loader<I, B> {
 
 impl<I, B> Loader<I, B>
 where
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     B: Send + 'static,
 {
     /// A loader building batches on `device` with `workers` threads (0: on the caller's thread).
@@ -186,7 +186,7 @@ where
         done: usize,
         (rank, size): (usize, usize),
     ) -> EpochBatches<'_, I, B> {
-        let order = epoch_order(&self.source.dataset, self.shuffle, epoch);
+        let order = epoch_order(self.source.dataset.len(), self.shuffle, epoch);
         let all = order.len().div_ceil(self.batch_size);
         let total = limit.map_or(all, |limit| limit.min(all));
         let first = done.min(total);

@@ -5,10 +5,8 @@
 //! order of an epoch is a pure function of `(seed, epoch)`: a run resumed at epoch 5 sees exactly the
 //! batches an uninterrupted run saw, whatever the worker count or device.
 
-use std::sync::Arc;
-
-use burn::data::dataset::Dataset;
-use burn::data::dataset::transform::SelectionDataset;
+use burn::data::dataset::transform::{RngSource, shuffled_indices};
+use rand::rngs::StdRng;
 
 /// The RNG seed Burn's shuffle uses for `epoch` (1-based) of a run shuffled with `seed`.
 ///
@@ -27,56 +25,52 @@ pub(crate) fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The dataset indices of one epoch in the order it visits them; batches are consecutive runs
-/// of `batch_size` with the short one last, as in Burn's `BatchDataLoader`.
+/// The dataset indices of one epoch of a dataset of `len` items, in the order it visits them;
+/// batches are consecutive runs of `batch_size` with the short one last, as in Burn's
+/// `BatchDataLoader`.
 ///
 /// Memory: one `usize` per item for the epoch (800 MB for 100 M items), built by Burn's own
 /// shuffle so that a hand-written loop with `ShuffledDataset` reproduces the order exactly; a
-/// permutation computed on the fly would need no memory but would differ from Burn's.
-pub(crate) fn epoch_order<I>(
-    dataset: &Arc<dyn Dataset<I>>,
-    shuffle: Option<u64>,
-    epoch: usize,
-) -> Vec<usize>
-where
-    I: Clone + Send + Sync + 'static,
-{
+/// permutation computed on the fly would need no memory but would differ from Burn's. Burn's
+/// function of the length, not its `SelectionDataset`, which would ask the items to be `Clone`.
+pub(crate) fn epoch_order(len: usize, shuffle: Option<u64>, epoch: usize) -> Vec<usize> {
     match shuffle {
-        // Burn's shuffle (`SelectionDataset::new_shuffled`), seeded per epoch.
+        // What `SelectionDataset::new_shuffled` does, seeded per epoch.
         Some(seed) => {
-            SelectionDataset::<Arc<dyn Dataset<I>>, I>::new_shuffled(
-                dataset.clone(),
-                epoch_seed(seed, epoch),
-            )
-            .indices
+            let mut rng: StdRng = RngSource::from(epoch_seed(seed, epoch)).into();
+            shuffled_indices(len, &mut rng)
         }
-        None => (0..dataset.len()).collect(),
+        None => (0..len).collect(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use burn::data::dataset::InMemDataset;
-
-    fn dataset(n: usize) -> Arc<dyn Dataset<usize>> {
-        Arc::new(InMemDataset::new((0..n).collect()))
-    }
+    use burn::data::dataset::transform::ShuffledDataset;
+    use burn::data::dataset::{Dataset, InMemDataset};
 
     #[test]
     fn without_a_seed_the_order_is_the_datasets() {
-        assert_eq!(epoch_order(&dataset(5), None, 3), [0, 1, 2, 3, 4]);
+        assert_eq!(epoch_order(5, None, 3), [0, 1, 2, 3, 4]);
     }
 
     #[test]
     fn shuffle_is_a_function_of_seed_and_epoch() {
-        let ds = dataset(50);
-        let a1 = epoch_order(&ds, Some(3), 1);
-        assert_eq!(a1, epoch_order(&ds, Some(3), 1));
-        assert_ne!(a1, epoch_order(&ds, Some(3), 2));
-        assert_ne!(a1, epoch_order(&ds, Some(4), 1));
+        let a1 = epoch_order(50, Some(3), 1);
+        assert_eq!(a1, epoch_order(50, Some(3), 1));
+        assert_ne!(a1, epoch_order(50, Some(3), 2));
+        assert_ne!(a1, epoch_order(50, Some(4), 1));
         let mut seen = a1;
         seen.sort_unstable();
         assert_eq!(seen, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_order_is_burns_shuffled_dataset_of_the_epoch_seed() {
+        let items: Vec<usize> = (0..50).collect();
+        let burn = ShuffledDataset::new(InMemDataset::new(items), epoch_seed(3, 2));
+        let burn: Vec<usize> = (0..burn.len()).map(|i| burn.get(i).unwrap()).collect();
+        assert_eq!(epoch_order(50, Some(3), 2), burn);
     }
 }

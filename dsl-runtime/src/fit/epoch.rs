@@ -226,7 +226,7 @@ impl<M: LearnerModel> TrainState<M> {
         ctx: &mut EpochSink<'_>,
     ) -> Result<bool, FitError>
     where
-        I: Clone + Send + Sync + 'static,
+        I: Send + Sync + 'static,
     {
         let Some(mut parallel) = self.parallel.take() else {
             return valid_epoch(
@@ -279,7 +279,7 @@ impl<M: LearnerModel> TrainState<M> {
         ctx: &mut EpochSink<'_>,
     ) -> Result<EpochOutcome, FitError>
     where
-        I: Clone + Send + Sync + 'static,
+        I: Send + Sync + 'static,
     {
         let epoch = ctx.epoch;
         if done > 0 {
@@ -591,7 +591,7 @@ fn valid_epoch<M, I>(
 ) -> Result<bool, FitError>
 where
     M: LearnerModel,
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
     if !infer(

@@ -296,7 +296,7 @@ impl<M: LearnerModel> Fit<M> {
     /// [`FitOptions::resume`] set, the run continues from one.
     pub fn run<I, B>(self, device: &Device, data: Data<I, B>) -> Result<FitReport<M>, FitError>
     where
-        I: Clone + Send + Sync + 'static,
+        I: Send + Sync + 'static,
         B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
     {
         let Fit {
@@ -737,7 +737,7 @@ struct Loaders<I, M: LearnerModel> {
 
 impl<I, M> Loaders<I, M>
 where
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     M: LearnerModel,
 {
     fn new<B>(

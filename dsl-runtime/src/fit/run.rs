@@ -44,7 +44,7 @@ pub(super) type Metrics<'m, M> = (
 impl<M: LearnerModel> ActiveRun<'_, M> {
     /// Trains and validates from `first_epoch` (inside it after `within`, for a run interrupted
     /// there) until the last epoch or early stopping; returns the last epoch completed.
-    pub fn epochs<I: Clone + Send + Sync + 'static>(
+    pub fn epochs<I: Send + Sync + 'static>(
         &mut self,
         first_epoch: usize,
         mut within: Option<Within>,

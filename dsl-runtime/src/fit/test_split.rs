@@ -71,7 +71,7 @@ impl<M: LearnerModel> FitReport<M> {
     /// and `summary.md`, and prints them.
     pub fn test<I>(mut self, plan: &TestPlan, test: TestSplit<I, M>) -> Result<Self, FitError>
     where
-        I: Clone + Send + Sync + 'static,
+        I: Send + Sync + 'static,
     {
         // The ranks of a data-parallel run measure it together; rank 0 picks the checkpoint,
         // from the files it alone holds, and writes the values.
@@ -150,7 +150,7 @@ impl<M: LearnerModel> FitReport<M> {
 
 impl<I, M> TestSplit<I, M>
 where
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     M: InferenceStep + Module,
     <M as InferenceStep>::Input: Send + 'static,
 {

@@ -142,7 +142,7 @@ pub fn evaluate<M, I, B>(
 ) -> Result<Evaluation, FitError>
 where
     M: InferenceStep + Module,
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     B: Batcher<I, <M as InferenceStep>::Input> + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
@@ -172,7 +172,7 @@ pub(crate) fn inference<M, I>(
 ) -> Result<(M, Loader<I, <M as InferenceStep>::Input>), FitError>
 where
     M: InferenceStep + Module,
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
     if dataset.is_empty() {
@@ -218,7 +218,7 @@ pub(crate) fn measure<M, I>(
 ) -> Result<Vec<(String, f64)>, FitError>
 where
     M: InferenceStep + Module,
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
     let (model, loader) = inference(model, split, dataset, batcher, batch_size)?;

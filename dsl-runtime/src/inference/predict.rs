@@ -25,7 +25,7 @@ pub fn predict<M, I>(
 ) -> Result<Vec<<M as InferenceStep>::Output>, FitError>
 where
     M: InferenceStep + Module,
-    I: Clone + Send + Sync + 'static,
+    I: Send + Sync + 'static,
     <M as InferenceStep>::Input: Send + 'static,
 {
     let (model, loader) = inference(model, Split::Test, dataset, batcher, batch_size)?;
