@@ -6,7 +6,6 @@ mod loader;
 mod order;
 mod splits;
 
-pub use crate::model::contract::Yields;
 pub use augment::{Augment, AugmentFn, AugmentRng};
 pub use ints::checked_ints;
 pub(crate) use loader::Shard;

@@ -6,7 +6,6 @@ mod function;
 mod loss;
 mod tracked;
 
-pub use crate::model::contract::{Measurable, MeasurableBy};
 pub use catalog::*;
 pub(crate) use function::Keyed;
 pub use function::{BatchValue, Epoch, EpochMetric, Mean};

@@ -86,9 +86,8 @@ impl StepOutput for SequenceOutput {
 }
 
 /// A step output that catalogue metric `M` can measure: one that implements Burn's
-/// `Adaptor<M::Input>`. Users never implement it; its name is public (`metric::Measurable`)
-/// because a metric the output cannot feed is reported as this trait unmet, and rustc's `help`
-/// line names it. `I` is only there so the error can name the `Adaptor` to implement.
+/// `Adaptor<M::Input>`. Users never implement it; it is public because a metric the output
+/// cannot feed is reported as this trait unmet, and rustc's `help` line names it. `I` is only there so the error can name the `Adaptor` to implement.
 #[diagnostic::on_unimplemented(
     message = "the step output `{Self}` cannot feed the metric `{M}`",
     label = "`{Self}` gives this metric nothing to read",
@@ -111,7 +110,7 @@ where
     }
 }
 
-/// A step output that the user's own metric `M` can measure (`metric::MeasurableBy`): `M` is a
+/// A step output that the user's own metric `M` can measure: `M` is a
 /// numeric Burn metric and the output adapts to its input, or a `Mean`/`Epoch` metric of this
 /// output. One trait for all, so that one mistake is one error; public for the same reason as
 /// [`Measurable`].
@@ -162,7 +161,7 @@ where
     }
 }
 
-/// A dataset that yields items `I`: any Burn `Dataset<I>` (`data::Yields`). Named in
+/// A dataset that yields items `I`: any Burn `Dataset<I>`. Named in
 /// `training!`'s check that the datasets yield the items the batcher takes, so the error says
 /// so in those words; public because rustc's `help` line names it.
 #[diagnostic::on_unimplemented(
