@@ -122,11 +122,13 @@ pub mod __private {
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::config::device;
     pub use crate::config::spec::{
-        EarlyStopping, GradClip, GroupLr, LoraSpec, OptimizerSpec, Schedule, optimizer_steps,
+        EarlyStopping, GradClip, GroupLr, LoraSpec, NamedOptimizer, OptimizerSpec, Schedule,
+        optimizer_steps,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::fit::callback::Callback;
     pub use crate::fit::engine;
+    pub use crate::fit::steps;
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;
     pub use crate::inference::evaluate::{

@@ -108,7 +108,18 @@ impl OptimizerSpec {
     /// range (values from `--set` or `--config` reach here unchecked by the macro).
     pub fn init(&self) -> Result<ModuleOptimizer, FitError> {
         self.check()?;
-        Ok(self.build())
+        Ok(self.build(Placed::Alone))
+    }
+
+    /// `optimizer` with this optimizer for the parameters of `group` (Burn's
+    /// `ModuleOptimizer::with_group`): one optimizer of a several-optimizer experiment.
+    pub fn for_group(
+        &self,
+        optimizer: ModuleOptimizer,
+        group: ParamGroup,
+    ) -> Result<ModuleOptimizer, FitError> {
+        self.check()?;
+        Ok(self.build(Placed::Group(optimizer, group)))
     }
 
     /// Each setting against the range `training!` checks it by at compile time (one table,
@@ -224,77 +235,77 @@ impl OptimizerSpec {
         Ok(())
     }
 
-    fn build(&self) -> ModuleOptimizer {
+    fn build(&self, placed: Placed) -> ModuleOptimizer {
         match *self {
             OptimizerSpec::Sgd {
                 momentum,
                 weight_decay,
-            } => SgdConfig::new()
+            } => placed.place(SgdConfig::new()
                 .with_momentum(momentum.map(|m| MomentumConfig::new().with_momentum(m)))
                 .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .init(),
+                .build()),
             OptimizerSpec::Adam {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => AdamConfig::new()
+            } => placed.place(AdamConfig::new()
                 .with_beta_1(beta_1)
                 .with_beta_2(beta_2)
                 .with_epsilon(epsilon)
                 .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .init(),
+                .build()),
             OptimizerSpec::AdamW {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => AdamWConfig::new()
+            } => placed.place(AdamWConfig::new()
                 .with_beta_1(beta_1)
                 .with_beta_2(beta_2)
                 .with_epsilon(epsilon)
                 .with_weight_decay(weight_decay)
-                .init(),
+                .build()),
             OptimizerSpec::RmsProp {
                 alpha,
                 momentum,
                 epsilon,
                 weight_decay,
-            } => RmsPropConfig::new()
+            } => placed.place(RmsPropConfig::new()
                 .with_alpha(alpha)
                 .with_momentum(momentum)
                 .with_epsilon(epsilon)
                 .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .init(),
+                .build()),
             OptimizerSpec::AdaGrad {
                 lr_decay,
                 epsilon,
                 weight_decay,
-            } => AdaGradConfig::new()
+            } => placed.place(AdaGradConfig::new()
                 .with_lr_decay(lr_decay)
                 .with_epsilon(epsilon)
                 .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .init(),
+                .build()),
             OptimizerSpec::Lion {
                 beta_1,
                 beta_2,
                 weight_decay,
-            } => LionConfig::new()
+            } => placed.place(LionConfig::new()
                 .with_beta_1(beta_1)
                 .with_beta_2(beta_2)
                 .with_weight_decay(weight_decay)
-                .init(),
+                .build()),
             OptimizerSpec::Lamb {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => LambConfig::new()
+            } => placed.place(LambConfig::new()
                 .with_beta_1(beta_1)
                 .with_beta_2(beta_2)
                 .with_epsilon(epsilon)
                 .with_weight_decay(weight_decay)
-                .init(),
+                .build()),
         }
     }
 }
@@ -342,6 +353,21 @@ pub struct GroupLr {
     pub path: String,
     /// Base rate of the group's parameters, following the run's schedule scaled.
     pub lr: f64,
+}
+
+/// One optimizer of a several-optimizer experiment (`optimizers: { critic: adam(..) on [..] }`):
+/// its base rate, Burn optimizer, the module paths it owns, and how often its step runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedOptimizer {
+    /// Base rate of the parameters it owns, following the run's schedule scaled.
+    pub lr: f64,
+    /// The Burn optimizer and its settings.
+    pub optimizer: OptimizerSpec,
+    /// Module paths of the user's model whose parameters this optimizer alone moves.
+    pub on: Vec<String>,
+    /// Its step runs at global steps `every`, `2 every`, ...: 1 on every batch.
+    pub every: usize,
 }
 
 /// How the learning rate moves over the run's optimizer steps, built on Burn's schedulers.
@@ -587,6 +613,22 @@ pub fn optimizer_steps(
     // A data-parallel step sums one batch per rank, as accumulation does in one process.
     let ranks = crate::parallel::group().map_or(1, |g| g.size());
     batches.div_ceil(accumulation.unwrap_or(1).max(1) * ranks) * epochs
+}
+
+/// Where [`OptimizerSpec::build`] puts the optimizer: alone, or as the group of a
+/// several-optimizer experiment's `ModuleOptimizer`.
+enum Placed {
+    Alone,
+    Group(ModuleOptimizer, ParamGroup),
+}
+
+impl Placed {
+    fn place<O: burn::optim::Optimizer + 'static>(self, optimizer: O) -> ModuleOptimizer {
+        match self {
+            Placed::Alone => optimizer.into(),
+            Placed::Group(all, group) => all.with_group(group, optimizer, None),
+        }
+    }
 }
 
 #[cfg(test)]

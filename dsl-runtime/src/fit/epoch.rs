@@ -8,6 +8,7 @@ use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 use super::clip::{clip_error, clip_global_norm, clip_sharded};
 use super::draws::Draws;
 use super::ema::Ema;
+use super::steps::Steps;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::data::{DataError, Loader, Shard};
 use crate::erased::{AnyModule, ModelRef};
@@ -114,6 +115,9 @@ pub(super) struct TrainState<M: LearnerModel> {
     pub parallel: Option<DataParallel<M>>,
     /// The random numbers of each step, seeded per batch.
     pub draws: Option<Draws>,
+    /// The steps of a several-optimizer experiment, played on each batch in place of
+    /// `TrainStep::step`.
+    pub steps: Option<Steps<M>>,
 }
 
 /// A data-parallel run's exchanges (training steps, validation outputs), and its generic code.
@@ -188,6 +192,7 @@ impl<M: LearnerModel> TrainState<M> {
             lr_scale: 1.0,
             parallel: None,
             draws: None,
+            steps: None,
         }
     }
 
@@ -332,6 +337,21 @@ impl<M: LearnerModel> TrainState<M> {
             };
 
             self.before_step(epoch, index);
+            if self.steps.is_some() {
+                let metadata = MetricMetadata {
+                    progress: batches.progress(),
+                    iteration: Some(index),
+                    lr: None,
+                };
+                self.play(&batch, metadata, (epoch, step), metrics, series, ctx)?;
+                if self.interruptible && interrupt::raised() {
+                    return Ok(EpochOutcome::Interrupted {
+                        batches: index,
+                        step,
+                    });
+                }
+                continue;
+            }
             let output = TrainStep::step(&self.model, batch);
             let grads = match self.grad_accumulation {
                 None => Some(output.grads),
@@ -393,21 +413,83 @@ impl<M: LearnerModel> TrainState<M> {
                     .map_err(clip_error)?,
             }
         }
+        self.next_lr();
+        self.update(grads);
+        if let Some(parallel) = parallel {
+            self.model = parallel.share_weights(self.model.clone())?;
+        }
+        if let Some(ema) = &mut self.ema {
+            ema.update(&self.model);
+        }
+        Ok(())
+    }
+
+    /// The rate of the next optimizer step: the scheduler's, times a plateau's factor.
+    fn next_lr(&mut self) {
         self.lr = self.lr_scheduler.step();
         if self.lr_scale != 1.0 {
             self.lr = (self.lr.base() * self.lr_scale).into();
         }
+    }
+
+    /// The model after one optimizer step with `grads` at the current rate.
+    fn update(&mut self, grads: GradientsParams) {
         self.model = (self.optimize)(
             self.model.clone(),
             &mut self.optimizer,
             self.lr.clone(),
             grads,
         );
-        if let Some(parallel) = parallel {
-            self.model = parallel.share_weights(self.model.clone())?;
-        }
+    }
+
+    /// The steps of a several-optimizer experiment on one batch, global step `step` of
+    /// `epoch`: the schedule moves once, then each due step in order plays on the weights the
+    /// one before it moved, is clipped by its own gradients' norm and stepped, and feeds its
+    /// metrics (those of other steps skip its output); the moving average follows the batch.
+    fn play(
+        &mut self,
+        batch: &<M as TrainStep>::Input,
+        mut metadata: MetricMetadata,
+        (epoch, step): (usize, usize),
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<(), FitError> {
+        let steps = self.steps.take().expect("a several-optimizer run");
+        self.next_lr();
+        metadata.lr = Some(self.lr.clone());
+        let played = self.play_due(&steps, batch, &metadata, (epoch, step), metrics, series, ctx);
+        self.steps = Some(steps);
+        played?;
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
+        }
+        Ok(())
+    }
+
+    /// [`TrainState::play`]'s steps due at global step `step`.
+    #[allow(clippy::too_many_arguments)]
+    fn play_due(
+        &mut self,
+        steps: &Steps<M>,
+        batch: &<M as TrainStep>::Input,
+        metadata: &MetricMetadata,
+        (epoch, step): (usize, usize),
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<(), FitError> {
+        let due: Vec<_> = steps.due(step).collect();
+        for (k, turn) in due.iter().enumerate() {
+            let (mut grads, output) = turn.play(&self.model, batch);
+            if let Some(max) = self.clip_norm {
+                clip_global_norm(ModelRef::new(&self.model), &mut grads, max)
+                    .map_err(clip_error)?;
+            }
+            self.update(grads);
+            let item = output.sync()?;
+            let last = k + 1 == due.len();
+            self.record(&item, metadata, (epoch, step, last), metrics, series, ctx)?;
         }
         Ok(())
     }
@@ -428,14 +510,15 @@ impl<M: LearnerModel> TrainState<M> {
             let Some(value) = feed(Split::Train, metric.as_mut(), item, metadata)? else {
                 continue;
             };
-            if metric.key() == "loss" {
+            let is_loss = is_loss(metric.key());
+            if is_loss {
                 step_loss = Some(value);
             }
             ctx.history.record_step(series_index, value);
             ctx.run_dir
                 .step_row(step, epoch, Split::Train, metric.key(), value)
                 .map_err(|e| ctx.io(e))?;
-            if metric.key() == "loss" && !value.is_finite() {
+            if is_loss && !value.is_finite() {
                 return Err(FitError::NonFiniteLoss {
                     epoch,
                     step,
@@ -605,4 +688,10 @@ where
     }
     ctx.finish(Split::Valid, metrics, series)?;
     Ok(true)
+}
+
+/// Whether a training metric is a loss: `loss`, or one step's in a several-optimizer
+/// experiment (`critic.loss`); a loss that is not finite stops the run.
+fn is_loss(key: &str) -> bool {
+    key == "loss" || key.ends_with(".loss")
 }

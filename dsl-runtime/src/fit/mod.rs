@@ -15,6 +15,7 @@ mod resume;
 pub(crate) use resume::changes as setting_changes;
 mod run;
 mod saving;
+pub mod steps;
 mod test_split;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::parallel::mirror::Mirror;
+use steps::Steps;
 use crate::parallel::step::{Outputs, Parallel};
 use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
@@ -77,6 +79,7 @@ pub struct Fit<M: LearnerModel> {
     provenance: Option<Provenance>,
     parallel: Option<ParallelSetup<M>>,
     optimize: Optimize<M>,
+    steps: Option<Steps<M>>,
 }
 
 /// What [`Fit::data_parallel`] was given: how step outputs travel, and the code for it.
@@ -220,6 +223,7 @@ impl<M: LearnerModel> Fit<M> {
             provenance: None,
             parallel: None,
             optimize,
+            steps: None,
         }
     }
 
@@ -285,6 +289,14 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// Plays `steps` on each batch in place of `TrainStep::step`: a several-optimizer
+    /// experiment ([`steps::several`] builds them with the optimizer and schedule this `Fit`
+    /// must be given). Not with `grad_accumulation` or data-parallel training.
+    pub fn steps(mut self, steps: Steps<M>) -> Self {
+        self.steps = Some(steps);
+        self
+    }
+
     /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
     /// non-autodiff twin after each epoch.
     ///
@@ -311,11 +323,25 @@ impl<M: LearnerModel> Fit<M> {
             provenance,
             parallel,
             optimize,
+            steps,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
 
         // 1. Everything that can be checked before a file is read or written.
         let (options, parallel) = checked_options(options, parallel)?;
+        if steps.is_some() {
+            for (option, given) in [
+                ("grad_accumulation", options.grad_accumulation.is_some()),
+                ("data_parallel", parallel.is_some()),
+            ] {
+                if given {
+                    return Err(FitError::InvalidOption {
+                        option,
+                        message: "is not supported with several optimizers yet".to_owned(),
+                    });
+                }
+            }
+        }
         let group = parallel.as_ref().map(|(group, _)| *group);
         let keys = MetricKeys {
             train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
@@ -425,6 +451,7 @@ impl<M: LearnerModel> Fit<M> {
         state.ema = ema;
         state.parallel = parallel;
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
+        state.steps = steps.map(|steps| steps.own(&state.model));
 
         // 7. The epochs, then the summary and the report.
         let mut run = ActiveRun {

@@ -4,10 +4,12 @@
 mod catalog;
 mod function;
 mod loss;
+mod on_step;
 mod tracked;
 
 pub use catalog::*;
 pub(crate) use function::Keyed;
 pub use function::{BatchValue, Epoch, EpochMetric, Mean};
 pub use loss::{SampleLoss, SampleLossInput};
+pub use on_step::OnStep;
 pub use tracked::{RestoreError, SplitMetric, Tracked};

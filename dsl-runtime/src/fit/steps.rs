@@ -1,0 +1,190 @@
+//! Several optimizers in one experiment (a GAN's discriminator and generator, a critic stepped
+//! more often than its actor): on every batch the steps run in their declared order, each
+//! back-propagating its own loss into the parameters its optimizer owns, the next step seeing
+//! the weights the previous one moved.
+//!
+//! Built on Burn's parameter groups: one `ModuleOptimizer` holds each optimizer as the group of
+//! the parameters it owns (`with_group`), and one `ModuleLrScheduler` each rate, so checkpoints,
+//! resumes and `--verify` see one optimizer record and one scheduler record, as in a
+//! one-optimizer run. Written here because Burn has no such loop: the order and frequency of
+//! the steps, and gradients kept for one group only (`GradientsParams::from_params`), so that a
+//! generator step leaves the discriminator untouched bit for bit.
+
+use std::collections::BTreeMap;
+
+use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
+use burn::module::{ModuleVisitor, Param, ParamGroup, ParamId};
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::tensor::{Bool, Gradients, Int, Tensor};
+use burn::train::{LearnerModel, TrainStep};
+
+use crate::config::spec::{NamedOptimizer, Schedule};
+use crate::erased::ModelRef;
+use crate::error::{FitError, SettingError};
+
+/// The forward pass of one step on a batch: the gradients of its loss and its output.
+pub type Play<M> = fn(&M, &<M as TrainStep>::Input) -> (Gradients, <M as TrainStep>::Output);
+
+/// One step of every batch: the optimizer that takes it, how often, and what it computes.
+pub struct Step<M: LearnerModel> {
+    every: usize,
+    group: ParamGroup,
+    play: Play<M>,
+    /// The parameters the step's optimizer owns, found on the model the run trains.
+    owned: Vec<ParamId>,
+}
+
+/// The steps of a several-optimizer experiment, in the order they run on each batch.
+pub struct Steps<M: LearnerModel> {
+    steps: Vec<Step<M>>,
+}
+
+impl<M: LearnerModel> Steps<M> {
+    /// The steps due at global step `step` (1-based), in order: those whose `every` divides it.
+    pub(super) fn due(&self, step: usize) -> impl Iterator<Item = &Step<M>> {
+        self.steps.iter().filter(move |s| step % s.every == 0)
+    }
+
+    /// Finds each optimizer's parameters on `model`, the model the run starts training.
+    pub(super) fn own(mut self, model: &M) -> Self {
+        let params = parameters(ModelRef::new(model));
+        for step in &mut self.steps {
+            step.owned = params
+                .iter()
+                .filter(|(id, path)| step.group.matches(id, Some(path)))
+                .map(|(id, _)| *id)
+                .collect();
+        }
+        self
+    }
+}
+
+impl<M: LearnerModel> Step<M> {
+    /// The step's output on `batch`, and the gradients of its loss for its own parameters only.
+    pub(super) fn play(
+        &self,
+        model: &M,
+        batch: &<M as TrainStep>::Input,
+    ) -> (GradientsParams, <M as TrainStep>::Output) {
+        let (mut grads, output) = (self.play)(model, batch);
+        (
+            GradientsParams::from_params(&mut grads, model, &self.owned),
+            output,
+        )
+    }
+}
+
+/// A several-optimizer experiment's optimizer, schedule and steps: `optimizers` by name,
+/// `steps` as `(optimizer name, forward pass)` in the order they run. Each optimizer owns the
+/// parameters under its module paths (of the wrapper's field `prefix`); a parameter owned
+/// twice, or a path naming none, is an error. The schedule's shape is the run's, at each
+/// optimizer's own base rate, over `total_steps` batches.
+pub fn several<M: LearnerModel>(
+    model: &M,
+    prefix: &str,
+    optimizers: &BTreeMap<String, NamedOptimizer>,
+    schedule: &Schedule,
+    total_steps: usize,
+    steps: Vec<(&'static str, Play<M>)>,
+) -> Result<(ModuleOptimizer, ModuleLrScheduler, Steps<M>), FitError> {
+    let invalid = |message: String| {
+        FitError::Setting(SettingError {
+            option: "optimizers",
+            message,
+        })
+    };
+    let declared: Vec<&str> = steps.iter().map(|(name, _)| *name).collect();
+    if let Some(extra) = optimizers.keys().find(|k| !declared.contains(&k.as_str())) {
+        return Err(invalid(format!(
+            "names `{extra}`, which no step uses; the experiment's optimizers are {}",
+            declared.join(", ")
+        )));
+    }
+    let model = ModelRef::new(model);
+    let params = parameters(model);
+    let mut owner: BTreeMap<ParamId, &str> = BTreeMap::new();
+    let mut all: Option<ModuleOptimizer> = None;
+    let mut rates = Vec::new();
+    let mut built = Vec::new();
+    for (name, play) in steps {
+        let Some(spec) = optimizers.get(name) else {
+            return Err(invalid(format!("has no `{name}`, which a step uses")));
+        };
+        if spec.every == 0 {
+            return Err(invalid(format!(
+                "`{name}.every` is 0; a step runs every n ≥ 1 batches"
+            )));
+        }
+        let paths: Vec<String> = spec.on.iter().map(|p| format!("{prefix}{p}")).collect();
+        let group = crate::model::tuning::group(model, "optimizers", &paths)?;
+        for (id, path) in params.iter().filter(|(id, path)| group.matches(id, Some(path))) {
+            if let Some(first) = owner.insert(*id, name) {
+                let path = path.strip_prefix(prefix).unwrap_or(path);
+                return Err(invalid(format!(
+                    "`{path}` is owned by both `{first}` and `{name}`; give each parameter one optimizer"
+                )));
+            }
+        }
+        // The first optimizer is also Burn's fallback for the parameters no group owns, which
+        // no step's gradients reach.
+        let base = match all.take() {
+            Some(base) => base,
+            None => spec.optimizer.init()?,
+        };
+        all = Some(spec.optimizer.for_group(base, group.clone())?);
+        rates.push((group.clone(), spec.lr));
+        built.push(Step {
+            every: spec.every,
+            group,
+            play,
+            owned: Vec::new(),
+        });
+    }
+    let (Some(optimizer), Some((_, base_lr))) = (all, rates.first().cloned()) else {
+        return Err(invalid("declares no optimizer".to_owned()));
+    };
+    let scheduler = schedule.build_grouped(base_lr, total_steps, &rates)?;
+    Ok((optimizer, scheduler, Steps { steps: built }))
+}
+
+/// Every parameter of `model` with its path.
+fn parameters(model: ModelRef<'_>) -> Vec<(ParamId, String)> {
+    let mut found = Found::default();
+    model.visit(&mut found);
+    found.params
+}
+
+/// The parameters a visit meets, with their paths.
+#[derive(Default)]
+struct Found {
+    at: Vec<String>,
+    params: Vec<(ParamId, String)>,
+}
+
+impl Found {
+    fn found(&mut self, id: ParamId) {
+        self.params.push((id, self.at.join(".")));
+    }
+}
+
+impl ModuleVisitor for Found {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.at.push(name.to_owned());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.at.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        self.found(param.id);
+    }
+
+    fn visit_int<const D: usize>(&mut self, param: &Param<Tensor<D, Int>>) {
+        self.found(param.id);
+    }
+
+    fn visit_bool<const D: usize>(&mut self, param: &Param<Tensor<D, Bool>>) {
+        self.found(param.id);
+    }
+}
