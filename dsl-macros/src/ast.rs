@@ -11,6 +11,10 @@ pub struct Experiment {
     pub name: Option<Ident>,
     pub model: Option<Model>,
     pub step: Option<Step>,
+    /// `steps: [critic: |..| .., generator(every = 5): |..| ..]`: several optimizers' steps.
+    pub steps: Option<Vec<NamedStep>>,
+    /// `optimizers: { critic: adam(lr = ..) on [..], .. }`.
+    pub optimizers: Option<Vec<NamedOptimizer>>,
     pub loader: Option<Loader>,
     pub optimizer: Option<Optimizer>,
     pub lr: Option<Number>,
@@ -87,6 +91,8 @@ impl Default for Experiment {
             name: None,
             model: None,
             step: None,
+            steps: None,
+            optimizers: None,
             loader: None,
             optimizer: None,
             lr: None,
@@ -134,6 +140,20 @@ pub struct Step {
     pub batch_ty: Type,
     pub output_ty: Type,
     pub body: Expr,
+}
+
+/// One entry of `steps`: the optimizer that takes the step, how often, and the step.
+pub struct NamedStep {
+    pub name: Ident,
+    pub every: Option<Number>,
+    pub step: Step,
+}
+
+/// One entry of `optimizers`: a named optimizer and the module paths it owns.
+pub struct NamedOptimizer {
+    pub name: Ident,
+    pub optimizer: Optimizer,
+    pub on: Vec<(String, Span)>,
 }
 
 /// `loader: { train: .., valid: .., test: .., batcher: .., batch_size: .., shuffle: .., workers: .. }`
@@ -215,6 +235,8 @@ pub enum Schedule {
 #[derive(Clone)]
 pub struct MetricRef {
     pub split: Ident,
+    /// The step of a several-optimizer experiment whose output it measures (`train.critic.loss`).
+    pub step: Option<Ident>,
     /// The catalogue name, or the name of the user's metric.
     pub name: Ident,
     pub arg: Option<Number>,
@@ -225,6 +247,14 @@ pub struct MetricRef {
 impl MetricRef {
     /// The key the runtime reports the metric under: `loss`, `top_k(2)`, `fbeta(0.5)`.
     pub fn key(&self) -> String {
+        match &self.step {
+            Some(step) => format!("{step}.{}", self.metric_key()),
+            None => self.metric_key(),
+        }
+    }
+
+    /// [`MetricRef::key`] without the step.
+    pub fn metric_key(&self) -> String {
         match &self.arg {
             _ if self.custom.is_some() => self.name.to_string(),
             Some(arg) if self.name == "top_k" => format!("top_k({})", arg.as_usize()),

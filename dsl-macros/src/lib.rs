@@ -28,10 +28,16 @@ pub fn training(input: TokenStream) -> TokenStream {
 
 fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let mut errors = errors::Errors::new();
-    let exp = parse::parse(input, &mut errors);
+    let mut exp = parse::parse(input, &mut errors);
     validate::validate(&exp, &mut errors);
     let output = match errors.finish() {
-        None => expand::expand(&exp),
+        None => {
+            // Several steps stand as one where the expansion names the step.
+            if let Some(step) = expand::merged_step(&exp) {
+                exp.step = Some(step);
+            }
+            expand::expand(&exp)
+        }
         // Still declare everything the user's code can name, so uses of the experiment do not
         // add errors of their own.
         Some(errors) => {

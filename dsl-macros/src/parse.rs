@@ -264,6 +264,8 @@ fn top_level(
         }
         "model" => exp.model = Some(model(input, errors)?),
         "step" => exp.step = Some(step(input, errors)?),
+        "steps" => exp.steps = Some(steps(input, errors)?),
+        "optimizers" => exp.optimizers = Some(optimizers(input, errors)?),
         "loader" => exp.loader = Some(loader(input, errors)?),
         "optimizer" => exp.optimizer = Some(optimizer(input, errors)?),
         "lr" => exp.lr = Some(number(input)?),
@@ -458,6 +460,84 @@ fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
     })
 }
 
+/// `[name: closure, name(every = n): closure, ..]`.
+fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedStep>> {
+    const FORM: &str = "write `steps: [critic: |model, batch: Batch| -> Output { .. }, generator(every = 5): |model, batch: Batch| -> Output { .. }]`";
+    let content;
+    bracketed!(content in input);
+    let mut steps = Vec::new();
+    while !content.is_empty() {
+        let name: Ident = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("a step starts with the name of its optimizer\nhelp: {FORM}"),
+            )
+        })?;
+        let every = if content.peek(syn::token::Paren) {
+            let args;
+            parenthesized!(args in content);
+            let key: Ident = args.parse()?;
+            if key != "every" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("a step takes one argument, `every`\nhelp: {FORM}"),
+                ));
+            }
+            args.parse::<Token![=]>()?;
+            Some(number(&args)?)
+        } else {
+            None
+        };
+        content.parse::<Token![:]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `:` after the step's name\nhelp: {FORM}"),
+            )
+        })?;
+        let step = step(&content, errors)?;
+        steps.push(NamedStep { name, every, step });
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(steps)
+}
+
+/// `{ name: optimizer(lr = ..) on [paths], .. }`.
+fn optimizers(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedOptimizer>> {
+    const FORM: &str = "write `optimizers: { critic: adam(lr = 2e-3) on [critic], generator: adam(lr = 1e-3) on [generator] }`";
+    let content;
+    braced!(content in input);
+    let mut optimizers = Vec::new();
+    while !content.is_empty() {
+        let name: Ident = content.parse()?;
+        content.parse::<Token![:]>()?;
+        let optimizer = optimizer(&content, errors)?;
+        let on: Ident = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("say which module paths `{name}` owns: `on [..]`\nhelp: {FORM}"),
+            )
+        })?;
+        if on != "on" {
+            return Err(syn::Error::new(
+                on.span(),
+                format!("expected `on [module paths]`\nhelp: {FORM}"),
+            ));
+        }
+        let on = module_paths(&content)?;
+        optimizers.push(NamedOptimizer {
+            name,
+            optimizer,
+            on,
+        });
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(optimizers)
+}
+
 fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
     let content;
     let brace = braced!(content in input);
@@ -586,7 +666,10 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
         let fork = input.fork();
         fork.parse::<Ident>().is_ok()
             && named_args(&fork).is_ok()
-            && (fork.is_empty() || fork.peek(Token![,]))
+            && (fork.is_empty()
+                || fork.peek(Token![,])
+                // `optimizers: { name: adam(..) on [..] }`
+                || fork.fork().parse::<Ident>().is_ok_and(|i| i == "on"))
     };
     if !named_form {
         return Ok(Optimizer::Expr(input.parse()?));
@@ -865,9 +948,18 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
             "a metric is written `split.metric`\nhelp: e.g. `valid.accuracy` or `train.loss`",
         )
     })?;
-    let name: Ident = input.parse()?;
+    let mut name: Ident = input.parse()?;
+    // `train.critic.loss`: the metric of one step of a several-optimizer experiment.
+    let step = if input.peek(Token![.]) {
+        input.parse::<Token![.]>()?;
+        Some(std::mem::replace(&mut name, input.parse()?))
+    } else {
+        None
+    };
     if name == "metric" && input.peek(syn::token::Paren) {
-        return custom_metric(input, split, name);
+        let mut custom = custom_metric(input, split, name)?;
+        custom.step = step;
+        return Ok(custom);
     }
     let arg = if input.peek(syn::token::Paren) {
         let content;
@@ -878,6 +970,7 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
     };
     Ok(MetricRef {
         split,
+        step,
         name,
         arg,
         custom: None,
@@ -906,6 +999,7 @@ fn custom_metric(input: ParseStream, split: Ident, keyword: Ident) -> syn::Resul
     }
     Ok(MetricRef {
         split,
+        step: None,
         name,
         arg: None,
         custom: Some(Box::new(expr)),

@@ -14,6 +14,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     positive_counts(exp, errors);
     learning_rate(exp, errors);
     optimizer_arguments(exp, errors);
+    several_optimizers(exp, errors);
     let recorded = metric_list(exp, errors);
     checkpoint_policies(exp, &recorded, errors);
     early_stopping(exp, &recorded, errors);
@@ -67,7 +68,11 @@ pub fn step_question_mark(step: &Step) -> Option<Span> {
 /// Every expression of the user's, the step's body included.
 fn user_expressions(exp: &Experiment) -> impl Iterator<Item = &syn::Expr> {
     let model = exp.model.iter().filter_map(|m| m.init.as_ref());
-    let step = exp.step.iter().map(|s| &s.body);
+    let step = exp
+        .step
+        .iter()
+        .chain(exp.steps.iter().flatten().map(|s| &s.step))
+        .map(|s| &s.body);
     let loader = exp.loader.iter().flat_map(|l| {
         [&l.train, &l.valid, &l.test, &l.batcher, &l.augment]
             .into_iter()
@@ -642,7 +647,7 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
         ),
         (
             "step",
-            exp.step.is_none(),
+            exp.step.is_none() && exp.steps.is_none(),
             "step: |model, batch: Batch| -> ClassificationOutput { .. }",
         ),
         (
@@ -652,7 +657,7 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
         ),
         (
             "optimizer",
-            exp.optimizer.is_none(),
+            exp.optimizer.is_none() && exp.optimizers.is_none(),
             "optimizer: adam(lr = 1e-3)",
         ),
         ("epochs", exp.epochs.is_none(), "epochs: 10"),
@@ -790,7 +795,15 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
 
 /// Each optimizer accepts only its own arguments, each within its range.
 fn optimizer_arguments(exp: &Experiment, errors: &mut Errors) {
-    let Some(Optimizer::Named { name, args, .. }) = &exp.optimizer else {
+    let named = exp.optimizers.iter().flatten().map(|o| &o.optimizer);
+    for optimizer in exp.optimizer.iter().chain(named) {
+        arguments_in_range(optimizer, errors);
+    }
+}
+
+/// Each argument of a named optimizer is one of its own, inside its range.
+fn arguments_in_range(optimizer: &Optimizer, errors: &mut Errors) {
+    let Optimizer::Named { name, args, .. } = optimizer else {
         return;
     };
     let spec = dsl_vocabulary::optimizer::named(&name.to_string()).expect("parsed names are known");
@@ -837,7 +850,7 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
     let splits = splits(exp);
     let mut recorded: Vec<MetricRef> = Vec::new();
     for metric in exp.metrics.iter().flatten() {
-        if check_metric_ref(metric, &splits, errors) {
+        if metric_step(exp, metric, errors) && check_metric_ref(metric, &splits, errors) {
             if recorded.iter().any(|m| m.same_metric(metric)) {
                 err(
                     errors,
@@ -857,7 +870,7 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
         }
     }
     if exp.metrics.is_none() {
-        recorded = default_metrics();
+        recorded = default_metrics(exp);
     }
     recorded
 }
@@ -895,15 +908,23 @@ fn splits(exp: &Experiment) -> Vec<&'static str> {
         .collect()
 }
 
-/// The metrics recorded when `metrics` is absent: `train.loss` and `valid.loss`.
-pub fn default_metrics() -> Vec<MetricRef> {
+/// The metrics recorded when `metrics` is absent: `train.loss` and `valid.loss`, or each
+/// step's loss in a several-optimizer experiment.
+pub fn default_metrics(exp: &Experiment) -> Vec<MetricRef> {
+    let steps: Vec<Option<Ident>> = match &exp.steps {
+        Some(steps) => steps.iter().map(|s| Some(s.name.clone())).collect(),
+        None => vec![None],
+    };
     ["train", "valid"]
         .iter()
-        .map(|split| MetricRef {
-            split: syn::Ident::new(split, Span::call_site()),
-            name: syn::Ident::new("loss", Span::call_site()),
-            arg: None,
-            custom: None,
+        .flat_map(|split| {
+            steps.iter().map(move |step| MetricRef {
+                split: syn::Ident::new(split, Span::call_site()),
+                step: step.clone(),
+                name: syn::Ident::new("loss", Span::call_site()),
+                arg: None,
+                custom: None,
+            })
         })
         .collect()
 }
@@ -1246,6 +1267,244 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                 next = Some(then);
             }
             _ => {}
+        }
+    }
+}
+
+/// `optimizers` and `steps` go together and replace `optimizer` and `step`: each optimizer
+/// named once, with its own `lr`, taken by exactly one step; each step named after an
+/// optimizer, once, running every n ≥ 1 batches; and no key the several-optimizer loop does
+/// not support yet.
+fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
+    let (Some(optimizers), Some(steps)) = (&exp.optimizers, &exp.steps) else {
+        let (key, needs, example) = match (&exp.optimizers, &exp.steps) {
+            (Some(o), None) => (
+                o.first().map(|o| o.name.span()),
+                "steps",
+                "steps: [critic: |model, batch: Batch| -> Output { .. }, ..]",
+            ),
+            (None, Some(s)) => (
+                s.first().map(|s| s.name.span()),
+                "optimizers",
+                "optimizers: { critic: adam(lr = 1e-3) on [critic], .. }",
+            ),
+            _ => return,
+        };
+        if let Some(span) = key {
+            err(
+                errors,
+                span,
+                &format!("several optimizers need `{needs}` too"),
+                &format!("add `{example}`"),
+            );
+        }
+        return;
+    };
+    for (single, several, span) in [
+        (
+            "step",
+            "steps",
+            exp.step
+                .as_ref()
+                .map(|s| syn::spanned::Spanned::span(&s.output_ty)),
+        ),
+        (
+            "optimizer",
+            "optimizers",
+            exp.optimizer.as_ref().map(optimizer_span),
+        ),
+    ] {
+        if let Some(span) = span {
+            err(
+                errors,
+                span,
+                &format!("`{single}` and `{several}` are two forms of one key"),
+                &format!(
+                    "with several optimizers, remove `{single}` and give each step in `steps`"
+                ),
+            );
+        }
+    }
+    let names: Vec<String> = optimizers.iter().map(|o| o.name.to_string()).collect();
+    for (i, named) in optimizers.iter().enumerate() {
+        let name = &names[i];
+        if names[..i].contains(name) {
+            err(
+                errors,
+                named.name.span(),
+                &format!("the optimizer `{name}` is declared twice"),
+                "give each optimizer its own name (its step and metrics use it)",
+            );
+        } else if !steps.iter().any(|s| s.name == name) {
+            err(
+                errors,
+                named.name.span(),
+                &format!("no step uses the optimizer `{name}`"),
+                &format!(
+                    "add `{name}: |model, batch: Batch| -> Output {{ .. }}` to `steps`, or remove it"
+                ),
+            );
+        }
+        match &named.optimizer {
+            Optimizer::Named { lr: None, name: kind, .. } => err(
+                errors,
+                kind.span(),
+                &format!("`{kind}` needs a learning rate"),
+                &format!("write `{name}: {kind}(lr = 1e-3) on [..]`"),
+            ),
+            Optimizer::Expr(expr) => errors.push(syn::Error::new_spanned(
+                expr,
+                "an optimizer of `optimizers` is named, with its settings\nhelp: write e.g. `adam(lr = 1e-3, beta_1 = 0.5) on [..]`",
+            )),
+            Optimizer::Named { .. } => {}
+        }
+        if named.on.is_empty() {
+            err(
+                errors,
+                named.name.span(),
+                &format!("`{name}` owns no parameters"),
+                "list the module paths whose parameters it moves: `on [generator]`",
+            );
+        }
+    }
+    let mut taken: Vec<String> = Vec::new();
+    for step in steps {
+        let name = step.name.to_string();
+        if taken.contains(&name) {
+            err(
+                errors,
+                step.name.span(),
+                &format!("two steps use the optimizer `{name}`"),
+                "each optimizer takes one step per batch: merge the two into one step",
+            );
+        } else if !names.contains(&name) {
+            let known: Vec<&str> = names.iter().map(String::as_str).collect();
+            let fix = match closest(&name, &known) {
+                Some(meant) => format!(
+                    "did you mean `{meant}`? the optimizers are {}",
+                    known.join(", ")
+                ),
+                None => format!("the optimizers are {}", known.join(", ")),
+            };
+            err(
+                errors,
+                step.name.span(),
+                &format!("no optimizer is named `{name}`"),
+                &fix,
+            );
+        }
+        taken.push(name);
+        if let Some(every) = &step.every
+            && (!every.is_int || every.value < 1.0)
+        {
+            err(
+                errors,
+                every,
+                "`every` is a whole number of batches, at least 1",
+                "write e.g. `every = 5`",
+            );
+        }
+        if let Some(span) = step_question_mark(&step.step) {
+            err(
+                errors,
+                span,
+                "a step cannot fail: this `?` has no `Result` to return to",
+                "do fallible work where it may fail, in the `loader` or `model` expressions (they take `?`), or handle the error here, e.g. `.expect(\"why it cannot fail\")`",
+            );
+        }
+    }
+    let unsupported = [
+        (
+            "grad_accumulation",
+            exp.grad_accumulation.as_ref().map(|n| n.span),
+        ),
+        ("data_parallel", exp.data_parallel.as_ref().map(Ident::span)),
+        ("engine", exp.engine.as_ref().map(Ident::span)),
+        ("strategy", exp.strategy.as_ref().map(Ident::span)),
+        ("devices", exp.devices.as_ref().map(|n| n.span)),
+        (
+            "groups",
+            exp.groups.as_ref().and_then(|g| g.first()).map(|g| g.1),
+        ),
+        ("lora", exp.lora.as_ref().map(|l| l.span)),
+        ("lr", exp.lr.as_ref().map(|n| n.span)),
+    ];
+    for (key, span) in unsupported {
+        if let Some(span) = span {
+            err(
+                errors,
+                span,
+                &format!("`{key}` is not supported with several optimizers yet"),
+                "remove it, or train with one `optimizer` and one `step`",
+            );
+        }
+    }
+    for axis in exp.sweep.iter().flatten().filter(|a| a.key == "lr") {
+        err(
+            errors,
+            axis.key.span(),
+            "with several optimizers each has its own rate, which `sweep` cannot vary yet",
+            "sweep another key, or set a rate per run with `--set optimizers.<name>.lr=..`",
+        );
+    }
+}
+
+/// The span an error about the whole `optimizer` value points at.
+fn optimizer_span(optimizer: &Optimizer) -> Span {
+    match optimizer {
+        Optimizer::Named { name, .. } => name.span(),
+        Optimizer::Expr(expr) => syn::spanned::Spanned::span(expr),
+    }
+}
+
+/// A metric names a step exactly when the experiment has several: `train.critic.loss`
+/// measures the output of the step `critic`. `false` after reporting a mistake.
+fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> bool {
+    let split = &metric.split;
+    match (&exp.steps, &metric.step) {
+        (None, None) => true,
+        (None, Some(step)) => {
+            err(
+                errors,
+                step.span(),
+                &format!(
+                    "`{split}.{step}.{}` names a step, but the experiment has one",
+                    metric.metric_key()
+                ),
+                &format!("write `{split}.{}`", metric.metric_key()),
+            );
+            false
+        }
+        (Some(steps), None) => {
+            let named: Vec<String> = steps
+                .iter()
+                .map(|s| format!("`{split}.{}.{}`", s.name, metric.metric_key()))
+                .collect();
+            err(
+                errors,
+                metric.name.span(),
+                "with several steps, a metric names the step whose output it measures",
+                &format!("write {}", named.join(" or ")),
+            );
+            false
+        }
+        (Some(steps), Some(step)) => {
+            let known: Vec<String> = steps.iter().map(|s| s.name.to_string()).collect();
+            if known.iter().any(|k| step == k) {
+                return true;
+            }
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let fix = match closest(&step.to_string(), &known) {
+                Some(meant) => format!("did you mean `{split}.{meant}.{}`?", metric.metric_key()),
+                None => format!("the steps are {}", known.join(", ")),
+            };
+            err(
+                errors,
+                step.span(),
+                &format!("no step is named `{step}`"),
+                &fix,
+            );
+            false
         }
     }
 }

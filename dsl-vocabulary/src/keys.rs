@@ -34,7 +34,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "step",
-        required: "yes",
+        required: "yes, or `steps`",
         form: "`|model, batch: Batch| -> Output { .. }`; `Output` is a Burn output (`ClassificationOutput`, `RegressionOutput`, ...)",
         default: "",
         example: "step: |model, batch: Batch| -> ClassificationOutput { model.forward(batch) }",
@@ -48,10 +48,24 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         name: "optimizer",
-        required: "yes",
+        required: "yes, or `optimizers`",
         form: "`sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0",
         default: "Burn's defaults for unnamed arguments",
         example: "optimizer: adam(lr = 1e-3)",
+    },
+    Key {
+        name: "optimizers",
+        required: "with `steps`",
+        form: "`{ name: optimizer(lr = ..) on [module paths], .. }`: several optimizers, each a named optimizer of `optimizer`'s list with its `lr`, owning the parameters under its paths (checked at start-up, none owned twice); the run's `lr_schedule` shapes each rate, `grad_clip` clips each step's own gradients; not with `grad_accumulation`, `data_parallel`, Burn's engine, `groups` or `lora`",
+        default: "",
+        example: "optimizers: { critic: adam(lr = 2e-3) on [critic], generator: adam(lr = 1e-3) on [generator] }",
+    },
+    Key {
+        name: "steps",
+        required: "with `optimizers`",
+        form: "`[name: |model, batch: Batch| -> Output { .. }, name(every = n): .., ..]`: per batch, in this order, each step named after the optimizer that takes it, on the weights the steps before it moved; `every = n` runs it at global steps n, 2n, …; its metrics are `split.name.metric` (`train.critic.loss`)",
+        default: "`every = 1`",
+        example: "steps: [critic: |model, batch: Batch| -> CriticOutput { model.critic_step(batch) }, generator: |model, batch: Batch| -> GeneratorOutput { model.generator_step(batch) }]",
     },
     Key {
         name: "lr",

@@ -346,11 +346,8 @@ fn with_options(
         ..
     } = l;
     let (model_ty, init) = (&model.ty, model.init.as_ref().expect("validated"));
-    let groups = Ident::new("groups", Span::mixed_site());
-    let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
-        Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
-        Optimizer::Expr(expr) => quote!(#expr),
-    };
+    let steps = Ident::new("steps", Span::mixed_site());
+    let optimization = optimization(exp, &model_name, l, &steps);
     // Each check sits at the user's expression (see `Sources` for the order).
     let (batcher, bind_batcher) = batcher_binding(exp);
     let (train, valid) = (
@@ -393,10 +390,12 @@ fn with_options(
         &quote!(#model_var),
         quote!(::core::clone::Clone::clone(&#config)),
     );
+    let add_steps = exp.steps.as_ref().map(|_| quote!(.steps(#steps)));
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
             #Rt::Fit::generated(#wrapped, #optimizer, #lr_schedule)
+                #add_steps
                 .options(#options)
                 .hyperparameters(&#config)
                 .provenance(#provenance)
@@ -447,11 +446,6 @@ fn with_options(
     let report = Ident::new("report", Span::mixed_site());
     // At the output type too: a wrong output fails the whole chain once, there.
     let question = quote_spanned!(step.output_ty.span()=> ?);
-    let model_clone = wrap(
-        &model_name,
-        &quote!(::core::clone::Clone::clone(&#model_var)),
-        quote!(::core::clone::Clone::clone(&#config)),
-    );
     let bind_config = bind_user_config(quote!(&#config));
     let fit = burn_engine::hand_over(
         exp,
@@ -506,30 +500,7 @@ fn with_options(
             valid: #valid,
             batcher: #batcher,
         };
-        let #groups = #Rt::tuning::lr_groups(
-            &#model_clone,
-            "model.",
-            &#config.groups,
-        )?;
-        let #lr_schedule = #config
-            .lr_schedule
-            .in_steps(#Rt::optimizer_steps(
-                #sources.train.len(),
-                #config.batch_size,
-                #config.grad_accumulation,
-                1,
-            ))
-            .build_grouped(
-                #config.lr,
-                #Rt::optimizer_steps(
-                    #sources.train.len(),
-                    #config.batch_size,
-                    #config.grad_accumulation,
-                    #config.epochs,
-                ),
-                &#groups,
-            )?;
-        let #optimizer = #optimizer_expr;
+        #optimization
         let mut #options = #fit_options;
         #options.plateau = #config.lr_schedule.plateau();
         #options.lora = #config.lora.as_ref().map(|lora| lora.prefixed("model."));
@@ -537,6 +508,67 @@ fn with_options(
         #test_prepare
         let #report = #fit #question;
         #test_run
+    }
+}
+
+/// The optimizer and the schedule (and with several optimizers, the steps, bound to `steps`):
+/// per-group rates of `groups`, the schedule over the run's optimizer steps.
+fn optimization(exp: &Experiment, model_name: &Ident, l: &Locals, steps: &Ident) -> TokenStream {
+    let Locals {
+        config,
+        model: model_var,
+        optimizer,
+        lr_schedule,
+        sources,
+        ..
+    } = l;
+    let optimizer_steps = |epochs: TokenStream| {
+        quote! {
+            #Rt::optimizer_steps(
+                #sources.train.len(),
+                #config.batch_size,
+                #config.grad_accumulation,
+                #epochs,
+            )
+        }
+    };
+    let (per_epoch, total) = (
+        optimizer_steps(quote!(1)),
+        optimizer_steps(quote!(#config.epochs)),
+    );
+    let model_clone = wrap(
+        model_name,
+        &quote!(::core::clone::Clone::clone(&#model_var)),
+        quote!(::core::clone::Clone::clone(&#config)),
+    );
+    if exp.steps.is_some() {
+        return quote! {
+            let (#optimizer, #lr_schedule, #steps) = #Rt::steps::several(
+                &#model_clone,
+                "model.",
+                &#config.optimizers,
+                &#config.lr_schedule.in_steps(#per_epoch),
+                #total,
+                #model_name::steps(),
+            )?;
+        };
+    }
+    let groups = Ident::new("groups", Span::mixed_site());
+    let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
+        Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
+        Optimizer::Expr(expr) => quote!(#expr),
+    };
+    quote! {
+        let #groups = #Rt::tuning::lr_groups(
+            &#model_clone,
+            "model.",
+            &#config.groups,
+        )?;
+        let #lr_schedule = #config
+            .lr_schedule
+            .in_steps(#per_epoch)
+            .build_grouped(#config.lr, #total, &#groups)?;
+        let #optimizer = #optimizer_expr;
     }
 }
 

@@ -104,8 +104,22 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             quote!(usize),
             quote!(#workers),
         ),
-        ConfigKey::new("lr", "Base learning rate.", quote!(f64), quote!(#lr)).expansion_only(),
     ];
+    if exp.steps.is_some() || exp.optimizers.is_some() {
+        keys.push(
+            ConfigKey::new(
+                "optimizers",
+                "Each optimizer by name: its base rate, settings, the module paths it owns and how often its step runs.",
+                quote!(::std::collections::BTreeMap<::std::string::String, #Rt::NamedOptimizer>),
+                super::steps::optimizers_value(exp),
+            )
+            .expansion_only(),
+        );
+    } else {
+        keys.push(
+            ConfigKey::new("lr", "Base learning rate.", quote!(f64), quote!(#lr)).expansion_only(),
+        );
+    }
     if let Some(Optimizer::Named { name, args, .. }) = &exp.optimizer {
         keys.push(
             ConfigKey::new(

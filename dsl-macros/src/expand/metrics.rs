@@ -13,14 +13,14 @@ use crate::validate::default_metrics;
 
 /// The recorded metrics: `metrics`, or `[train.loss, valid.loss]` when it is absent.
 pub fn recorded(exp: &Experiment) -> Vec<MetricRef> {
-    exp.metrics.clone().unwrap_or_else(default_metrics)
+    exp.metrics.clone().unwrap_or_else(|| default_metrics(exp))
 }
 
 /// The runtime constructor of a metric (`metric::top_k(5)`; `Tracked::new(key, expr)` for the
 /// user's own).
 pub fn constructor(m: &MetricRef) -> TokenStream {
     if let Some(expr) = &m.custom {
-        let key = m.key();
+        let key = m.metric_key();
         return quote_spanned!(expr.span()=> #Rt::metric::Tracked::new(#key, #expr));
     }
     let spec = catalog::metric(&m.name.to_string()).expect("validated");
@@ -56,14 +56,30 @@ fn metric_type(m: &MetricRef, span: Span) -> TokenStream {
 /// `m`, boxed for the step output of `model_name` (the training step's for `train.*`, the
 /// inference step's otherwise): through `Measurable` at the metric's name, or `MeasurableBy`
 /// at the user's own metric expression, whose tokens keep their spans.
-pub fn boxed(m: &MetricRef, model_name: &Ident) -> TokenStream {
-    let ctor = constructor(m);
+///
+/// A metric of one step of a several-optimizer experiment (`train.critic.loss`) is boxed for
+/// that step's output and reads it from the run's outputs struct.
+pub fn boxed(exp: &Experiment, m: &MetricRef, model_name: &Ident) -> TokenStream {
+    let step = m
+        .step
+        .as_ref()
+        .and_then(|name| exp.steps.iter().flatten().find(|s| s.name == *name));
+    if let Some(step) = step {
+        let output_ty = &step.step.output_ty;
+        let inner = boxed_for(m, quote!(<#output_ty as #Rt::StepOutput>::Checked));
+        return super::steps::on_step(exp, &step.name, inner);
+    }
     let step = if m.split == "train" {
         quote!(TrainStep)
     } else {
         quote!(InferenceStep)
     };
-    let output = quote!(<#model_name as #Rt::burn::train::#step>::Output);
+    boxed_for(m, quote!(<#model_name as #Rt::burn::train::#step>::Output))
+}
+
+/// `m` boxed for the step output `output`.
+fn boxed_for(m: &MetricRef, output: TokenStream) -> TokenStream {
+    let ctor = constructor(m);
     match &m.custom {
         Some(expr) => {
             let span = expr.span();
@@ -88,7 +104,7 @@ pub fn registrations(exp: &Experiment, model_name: &Ident) -> Vec<TokenStream> {
         .iter()
         .filter(|m| m.split != "test")
         .map(|m| {
-            let boxed = boxed(m, model_name);
+            let boxed = boxed(exp, m, model_name);
             if m.split == "train" {
                 quote!(.train_metric(#boxed))
             } else {
@@ -103,7 +119,7 @@ pub fn boxes(exp: &Experiment, split: &str, model_name: &Ident) -> Vec<TokenStre
     recorded(exp)
         .iter()
         .filter(|m| m.split == split)
-        .map(|m| boxed(m, model_name))
+        .map(|m| boxed(exp, m, model_name))
         .collect()
 }
 

@@ -7,7 +7,10 @@ mod burn_engine;
 mod config;
 mod metrics;
 mod model;
+mod steps;
 mod values;
+
+pub use steps::merged_step;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -91,35 +94,46 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
         Some(init) if reads_known(&init) => quote!(let _: #ty = { #init };),
         _ => quote!(let _: ::core::marker::PhantomData<#ty>;),
     });
-    let step = match (&exp.model, &exp.step) {
-        // A `?` in the body is the validator's error alone.
-        (Some(model), Some(step))
-            if !matches!(step.batch_ty, syn::Type::Infer(_))
-                && crate::validate::step_question_mark(step).is_none()
-                && reads_known(&&step.body) =>
-        {
-            let model_ty = &model.ty;
-            let Step {
-                model_pat,
-                batch_pat,
-                batch_ty,
-                output_ty,
-                body,
-            } = step;
-            Some(quote! {
-                fn experiment_step(
-                    #model_pat: &#model_ty,
-                    #batch_pat: #batch_ty,
-                    #config: &#config_name,
-                ) -> #output_ty { #body }
-            })
-        }
-        (_, Some(step)) => {
-            let output_ty = &step.output_ty;
-            Some(quote!(let _: ::core::marker::PhantomData<#output_ty>;))
-        }
-        _ => None,
-    };
+    let every_step = exp
+        .step
+        .iter()
+        .map(|s| (Ident::new("experiment_step", Span::call_site()), s))
+        .chain(
+            exp.steps
+                .iter()
+                .flatten()
+                .map(|s| (quote::format_ident!("experiment_step_{}", s.name), &s.step)),
+        );
+    let step: Vec<TokenStream> = every_step
+        .map(|(f, step)| match &exp.model {
+            // A `?` in the body is the validator's error alone.
+            Some(model)
+                if !matches!(step.batch_ty, syn::Type::Infer(_))
+                    && crate::validate::step_question_mark(step).is_none()
+                    && reads_known(&&step.body) =>
+            {
+                let model_ty = &model.ty;
+                let Step {
+                    model_pat,
+                    batch_pat,
+                    batch_ty,
+                    output_ty,
+                    body,
+                } = step;
+                quote! {
+                    fn #f(
+                        #model_pat: &#model_ty,
+                        #batch_pat: #batch_ty,
+                        #config: &#config_name,
+                    ) -> #output_ty { #body }
+                }
+            }
+            _ => {
+                let output_ty = &step.output_ty;
+                quote!(let _: ::core::marker::PhantomData<#output_ty>;)
+            }
+        })
+        .collect();
     let loader = exp
         .loader
         .iter()
@@ -190,7 +204,7 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
                 #config: &'static #config_name,
             ) -> ::core::result::Result<(), #Rt::FitError> {
                 #model
-                #step
+                #(#step)*
                 #train
                 #(#loader)*
                 #optimizer

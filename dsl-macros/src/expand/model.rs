@@ -98,6 +98,41 @@ pub fn model_module(
         quote!(impl burn::train::InferenceStep for #model_name),
         output_span,
     );
+    let (step_items, exported) = match &exp.steps {
+        Some(steps) => {
+            let outputs = super::steps::outputs_name(name);
+            (
+                super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
+                quote!(#config_name, #model_name, #outputs),
+            )
+        }
+        None => (
+            quote! {
+                // Named apart from `step`, a name the user's own functions called from the body
+                // may have: the body is resolved here.
+                fn experiment_step(
+                    #model_pat: &#model_ty,
+                    #batch_pat: #batch_ty,
+                    #[allow(unused_variables)] #config: &#config_name,
+                ) -> #output_ty #body
+
+                #train_impl {
+                    type Input = #batch_ty;
+                    type Output = #checked;
+
+                    #train_step_fn
+                }
+
+                #inference_impl {
+                    type Input = #batch_ty;
+                    type Output = #checked;
+
+                    #inference_step_fn
+                }
+            },
+            quote!(#config_name, #model_name),
+        ),
+    };
     quote! {
         #[doc(hidden)]
         #[allow(non_snake_case, unused_imports)]
@@ -117,29 +152,9 @@ pub fn model_module(
                 pub config: ::std::sync::Arc<#config_name>,
             }
 
-            // Named apart from `step`, a name the user's own functions called from the body
-            // may have: the body is resolved here.
-            fn experiment_step(
-                #model_pat: &#model_ty,
-                #batch_pat: #batch_ty,
-                #[allow(unused_variables)] #config: &#config_name,
-            ) -> #output_ty #body
-
-            #train_impl {
-                type Input = #batch_ty;
-                type Output = #checked;
-
-                #train_step_fn
-            }
-
-            #inference_impl {
-                type Input = #batch_ty;
-                type Output = #checked;
-
-                #inference_step_fn
-            }
+            #step_items
         }
-        #vis use #module::{#config_name, #model_name};
+        #vis use #module::{#exported};
     }
 }
 

@@ -240,72 +240,86 @@ impl OptimizerSpec {
             OptimizerSpec::Sgd {
                 momentum,
                 weight_decay,
-            } => placed.place(SgdConfig::new()
-                .with_momentum(momentum.map(|m| MomentumConfig::new().with_momentum(m)))
-                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .build()),
+            } => placed.place(
+                SgdConfig::new()
+                    .with_momentum(momentum.map(|m| MomentumConfig::new().with_momentum(m)))
+                    .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                    .build(),
+            ),
             OptimizerSpec::Adam {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => placed.place(AdamConfig::new()
-                .with_beta_1(beta_1)
-                .with_beta_2(beta_2)
-                .with_epsilon(epsilon)
-                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .build()),
+            } => placed.place(
+                AdamConfig::new()
+                    .with_beta_1(beta_1)
+                    .with_beta_2(beta_2)
+                    .with_epsilon(epsilon)
+                    .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                    .build(),
+            ),
             OptimizerSpec::AdamW {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => placed.place(AdamWConfig::new()
-                .with_beta_1(beta_1)
-                .with_beta_2(beta_2)
-                .with_epsilon(epsilon)
-                .with_weight_decay(weight_decay)
-                .build()),
+            } => placed.place(
+                AdamWConfig::new()
+                    .with_beta_1(beta_1)
+                    .with_beta_2(beta_2)
+                    .with_epsilon(epsilon)
+                    .with_weight_decay(weight_decay)
+                    .build(),
+            ),
             OptimizerSpec::RmsProp {
                 alpha,
                 momentum,
                 epsilon,
                 weight_decay,
-            } => placed.place(RmsPropConfig::new()
-                .with_alpha(alpha)
-                .with_momentum(momentum)
-                .with_epsilon(epsilon)
-                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .build()),
+            } => placed.place(
+                RmsPropConfig::new()
+                    .with_alpha(alpha)
+                    .with_momentum(momentum)
+                    .with_epsilon(epsilon)
+                    .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                    .build(),
+            ),
             OptimizerSpec::AdaGrad {
                 lr_decay,
                 epsilon,
                 weight_decay,
-            } => placed.place(AdaGradConfig::new()
-                .with_lr_decay(lr_decay)
-                .with_epsilon(epsilon)
-                .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
-                .build()),
+            } => placed.place(
+                AdaGradConfig::new()
+                    .with_lr_decay(lr_decay)
+                    .with_epsilon(epsilon)
+                    .with_weight_decay(weight_decay.map(WeightDecayConfig::new))
+                    .build(),
+            ),
             OptimizerSpec::Lion {
                 beta_1,
                 beta_2,
                 weight_decay,
-            } => placed.place(LionConfig::new()
-                .with_beta_1(beta_1)
-                .with_beta_2(beta_2)
-                .with_weight_decay(weight_decay)
-                .build()),
+            } => placed.place(
+                LionConfig::new()
+                    .with_beta_1(beta_1)
+                    .with_beta_2(beta_2)
+                    .with_weight_decay(weight_decay)
+                    .build(),
+            ),
             OptimizerSpec::Lamb {
                 beta_1,
                 beta_2,
                 epsilon,
                 weight_decay,
-            } => placed.place(LambConfig::new()
-                .with_beta_1(beta_1)
-                .with_beta_2(beta_2)
-                .with_epsilon(epsilon)
-                .with_weight_decay(weight_decay)
-                .build()),
+            } => placed.place(
+                LambConfig::new()
+                    .with_beta_1(beta_1)
+                    .with_beta_2(beta_2)
+                    .with_epsilon(epsilon)
+                    .with_weight_decay(weight_decay)
+                    .build(),
+            ),
         }
     }
 }

@@ -458,7 +458,15 @@ impl<M: LearnerModel> TrainState<M> {
         let steps = self.steps.take().expect("a several-optimizer run");
         self.next_lr();
         metadata.lr = Some(self.lr.clone());
-        let played = self.play_due(&steps, batch, &metadata, (epoch, step), metrics, series, ctx);
+        let played = self.play_due(
+            &steps,
+            batch,
+            &metadata,
+            (epoch, step),
+            metrics,
+            series,
+            ctx,
+        );
         self.steps = Some(steps);
         played?;
         if let Some(ema) = &mut self.ema {

@@ -43,7 +43,6 @@ use crate::metric::SplitMetric;
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::parallel::mirror::Mirror;
-use steps::Steps;
 use crate::parallel::step::{Outputs, Parallel};
 use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
@@ -54,6 +53,7 @@ use freeze::Freeze;
 use hooks::Features;
 use run::ActiveRun;
 use saving::Saving;
+use steps::Steps;
 pub use test_split::{TestPlan, TestSplit, test_line};
 
 /// The output of the model's training step.

@@ -117,7 +117,10 @@ pub fn several<M: LearnerModel>(
         }
         let paths: Vec<String> = spec.on.iter().map(|p| format!("{prefix}{p}")).collect();
         let group = crate::model::tuning::group(model, "optimizers", &paths)?;
-        for (id, path) in params.iter().filter(|(id, path)| group.matches(id, Some(path))) {
+        for (id, path) in params
+            .iter()
+            .filter(|(id, path)| group.matches(id, Some(path)))
+        {
             if let Some(first) = owner.insert(*id, name) {
                 let path = path.strip_prefix(prefix).unwrap_or(path);
                 return Err(invalid(format!(
