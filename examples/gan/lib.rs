@@ -81,6 +81,25 @@ impl Net {
         }
     }
 
+    /// Every weight and bias as bits, layer by layer: what "untouched" and "identical" compare.
+    pub fn weights(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for linear in [&self.fc1, &self.fc2, &self.fc3] {
+            let weight = linear.weight.val().into_data();
+            let bias = linear.bias.as_ref().expect("a bias").val().into_data();
+            for values in [weight, bias] {
+                out.extend(
+                    values
+                        .try_to_vec::<f32>()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.to_bits()),
+                );
+            }
+        }
+        out
+    }
+
     pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
         let x = self.act.forward(self.fc1.forward(x));
         let x = self.act.forward(self.fc2.forward(x));
@@ -176,15 +195,15 @@ training! {
     name: pub RingGan,
     model: Gan = Gan::new(device),
     optimizers: {
-        discriminator: adam(lr = 1e-3, beta_1 = 0.5) on [discriminator],
-        generator: adam(lr = 1e-3, beta_1 = 0.5) on [generator],
+        discriminator: adam(lr = 2e-3, beta_1 = 0.5) on [discriminator],
+        generator: adam(lr = 2e-3, beta_1 = 0.5) on [generator],
     },
     steps: [
         discriminator: |model, batch: SampleBatch| -> GanLoss { model.discriminator_step(batch) },
         generator: |model, batch: SampleBatch| -> GanLoss { model.generator_step(batch) },
     ],
     loader: { train: ring(0..2048), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
-    epochs: 12,
+    epochs: 20,
     metrics: [train.discriminator.loss, train.generator.loss, valid.discriminator.loss, valid.generator.loss],
     checkpoint: keep_last(2),
 }
@@ -203,7 +222,26 @@ training! {
     ],
     loader: { train: ring(0..1024), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
     epochs: 2,
-    grad_clip: norm(1.0),
     metrics: [train.critic.loss, train.generator.loss],
     checkpoint: keep_last(1),
+}
+
+/// How well `points` cover the ring: how many of the eight modes have a point within 0.5 of
+/// their centre, and the percentage of points within 0.5 of the ring's circle.
+pub fn coverage(points: &[[f32; 2]]) -> (usize, f64) {
+    let centre = |m: usize| {
+        let angle = std::f32::consts::TAU * m as f32 / MODES as f32;
+        [RADIUS * angle.cos(), RADIUS * angle.sin()]
+    };
+    let modes = (0..MODES)
+        .filter(|&m| {
+            let [cx, cy] = centre(m);
+            points.iter().any(|[x, y]| (x - cx).hypot(y - cy) < 0.5)
+        })
+        .count();
+    let near = points
+        .iter()
+        .filter(|[x, y]| (x.hypot(*y) - RADIUS).abs() < 0.5)
+        .count();
+    (modes, 100.0 * near as f64 / points.len().max(1) as f64)
 }
