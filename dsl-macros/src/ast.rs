@@ -13,6 +13,9 @@ pub struct Experiment {
     pub step: Option<Step>,
     /// `steps: [critic: |..| .., generator(every = 5): |..| ..]`: several optimizers' steps.
     pub steps: Option<Vec<NamedStep>>,
+    /// The brackets of `steps`, where an output of a step that is not a step output is
+    /// reported (one error, whichever step returns it).
+    pub steps_span: Span,
     /// `optimizers: { critic: adam(lr = ..) on [..], .. }`.
     pub optimizers: Option<Vec<NamedOptimizer>>,
     pub loader: Option<Loader>,
@@ -92,6 +95,7 @@ impl Default for Experiment {
             model: None,
             step: None,
             steps: None,
+            steps_span: Span::call_site(),
             optimizers: None,
             loader: None,
             optimizer: None,

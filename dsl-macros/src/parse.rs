@@ -264,7 +264,11 @@ fn top_level(
         }
         "model" => exp.model = Some(model(input, errors)?),
         "step" => exp.step = Some(step(input, errors)?),
-        "steps" => exp.steps = Some(steps(input, errors)?),
+        "steps" => {
+            let (steps, span) = steps(input, errors)?;
+            exp.steps = Some(steps);
+            exp.steps_span = span;
+        }
         "optimizers" => exp.optimizers = Some(optimizers(input, errors)?),
         "loader" => exp.loader = Some(loader(input, errors)?),
         "optimizer" => exp.optimizer = Some(optimizer(input, errors)?),
@@ -461,10 +465,10 @@ fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
 }
 
 /// `[name: closure, name(every = n): closure, ..]`.
-fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedStep>> {
+fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<(Vec<NamedStep>, Span)> {
     const FORM: &str = "write `steps: [critic: |model, batch: Batch| -> Output { .. }, generator(every = 5): |model, batch: Batch| -> Output { .. }]`";
     let content;
-    bracketed!(content in input);
+    let span = bracketed!(content in input).span.join();
     let mut steps = Vec::new();
     while !content.is_empty() {
         let name: Ident = content.parse().map_err(|e| {
@@ -500,7 +504,7 @@ fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedStep>>
             content.parse::<Token![,]>()?;
         }
     }
-    Ok(steps)
+    Ok((steps, span))
 }
 
 /// `{ name: optimizer(lr = ..) on [paths], .. }`.

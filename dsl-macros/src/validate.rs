@@ -915,13 +915,19 @@ pub fn default_metrics(exp: &Experiment) -> Vec<MetricRef> {
         Some(steps) => steps.iter().map(|s| Some(s.name.clone())).collect(),
         None => vec![None],
     };
+    // No token of the user's names them: with several steps they sit at the steps, where a
+    // step output that cannot be measured is reported.
+    let span = match &exp.steps {
+        Some(_) => exp.steps_span,
+        None => Span::call_site(),
+    };
     ["train", "valid"]
         .iter()
         .flat_map(|split| {
             steps.iter().map(move |step| MetricRef {
-                split: syn::Ident::new(split, Span::call_site()),
+                split: syn::Ident::new(split, span),
                 step: step.clone(),
-                name: syn::Ident::new("loss", Span::call_site()),
+                name: syn::Ident::new("loss", span),
                 arg: None,
                 custom: None,
             })
@@ -1326,6 +1332,9 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
         }
     }
     let names: Vec<String> = optimizers.iter().map(|o| o.name.to_string()).collect();
+    // A step naming no optimizer most likely misspells the one it leaves unused: that step's
+    // error alone, with its suggestion.
+    let misnamed = steps.iter().any(|s| !names.iter().any(|n| s.name == n));
     for (i, named) in optimizers.iter().enumerate() {
         let name = &names[i];
         if names[..i].contains(name) {
@@ -1335,7 +1344,7 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
                 &format!("the optimizer `{name}` is declared twice"),
                 "give each optimizer its own name (its step and metrics use it)",
             );
-        } else if !steps.iter().any(|s| s.name == name) {
+        } else if !misnamed && !steps.iter().any(|s| s.name == name) {
             err(
                 errors,
                 named.name.span(),

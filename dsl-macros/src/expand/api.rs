@@ -33,12 +33,18 @@ pub fn inherent_impl(exp: &Experiment, name: &Ident, snake: &str, bodies: Bodies
     };
     let device_ty = quote!(#Rt::burn::tensor::Device);
     let result = |ok: TokenStream| quote!(::core::result::Result<#ok, #Rt::FitError>);
+    // At the output type: the bounds of these types on the model's outputs add no error of
+    // their own.
+    let output_span = exp
+        .step
+        .as_ref()
+        .map_or_else(Span::call_site, |s| s.output_ty.span());
     let fit_result = result(quote!(#Rt::FitReport<#model_name>));
     let model_result = result(quote!(#model_name));
     let best_result = result(quote!((usize, #model_name)));
     let eval_result = result(quote!(#Rt::Evaluation));
     let path_result = result(quote!(::std::path::PathBuf));
-    let vec_result = result(quote!(::std::vec::Vec<#output_ty>));
+    let vec_result = respan(result(quote!(::std::vec::Vec<#output_ty>)), output_span);
     let l = Locals::new();
     let dummy = matches!(bodies, Bodies::Dummy);
     let EntryBodies {
@@ -542,16 +548,20 @@ fn optimization(exp: &Experiment, model_name: &Ident, l: &Locals, steps: &Ident)
         quote!(::core::clone::Clone::clone(&#config)),
     );
     if exp.steps.is_some() {
-        return quote! {
-            let (#optimizer, #lr_schedule, #steps) = #Rt::steps::several(
-                &#model_clone,
-                "model.",
-                &#config.optimizers,
-                &#config.lr_schedule.in_steps(#per_epoch),
-                #total,
-                #model_name::steps(),
-            )?;
-        };
+        // At the steps, as every other use of their outputs.
+        return respan(
+            quote! {
+                let (#optimizer, #lr_schedule, #steps) = #Rt::steps::several(
+                    &#model_clone,
+                    "model.",
+                    &#config.optimizers,
+                    &#config.lr_schedule.in_steps(#per_epoch),
+                    #total,
+                    #model_name::steps(),
+                )?;
+            },
+            exp.steps_span,
+        );
     }
     let groups = Ident::new("groups", Span::mixed_site());
     let optimizer_expr = match exp.optimizer.as_ref().expect("validated") {
@@ -719,10 +729,19 @@ pub fn experiment_impl(exp: &Experiment, name: &Ident) -> TokenStream {
             const DATA_PARALLEL: bool = true;
         )
     });
+    // At the step output, where a wrong one is reported: the trait's bounds on the model's
+    // outputs add no error of their own.
+    let model_type = match &exp.step {
+        Some(step) => respan(
+            quote!(type Model = #model_name;),
+            syn::spanned::Spanned::span(&step.output_ty),
+        ),
+        None => quote!(type Model = #model_name;),
+    };
     quote! {
         impl #Rt::cli::Experiment for #name {
             type Config = #config_name;
-            type Model = #model_name;
+            #model_type
             #data_parallel
 
             fn defaults() -> #config_name {

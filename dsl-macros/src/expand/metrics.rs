@@ -65,9 +65,10 @@ pub fn boxed(exp: &Experiment, m: &MetricRef, model_name: &Ident) -> TokenStream
         .as_ref()
         .and_then(|name| exp.steps.iter().flatten().find(|s| s.name == *name));
     if let Some(step) = step {
-        let output_ty = &step.step.output_ty;
-        let inner = boxed_for(m, quote!(<#output_ty as #Rt::StepOutput>::Checked));
-        return super::steps::on_step(exp, &step.name, inner);
+        // The step's output is whatever the run's outputs hold for it: `_`, found from the
+        // projection, so that a wrong output is reported once, at its type.
+        let inner = boxed_for(m, quote!(_));
+        return super::steps::on_step(exp, step, &m.split, inner);
     }
     let step = if m.split == "train" {
         quote!(TrainStep)

@@ -99,13 +99,10 @@ pub fn model_module(
         output_span,
     );
     let (step_items, exported) = match &exp.steps {
-        Some(steps) => {
-            let outputs = super::steps::outputs_name(name);
-            (
-                super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
-                quote!(#config_name, #model_name, #outputs),
-            )
-        }
+        Some(steps) => (
+            super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
+            quote!(#config_name, #model_name),
+        ),
         None => (
             quote! {
                 // Named apart from `step`, a name the user's own functions called from the body

@@ -4,7 +4,6 @@
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use syn::spanned::Spanned;
 
 use super::respan;
 use crate::ast::*;
@@ -16,18 +15,27 @@ pub fn outputs_name(name: &Ident) -> Ident {
 }
 
 /// Where the one-step expansion names the step, the steps as one: the first step's batch (every
-/// step takes the same batch), the outputs struct as its output. `None` with one step.
+/// step takes the same batch), the model's output as its output. `None` with one step.
 pub fn merged_step(exp: &Experiment) -> Option<Step> {
     let steps = exp.steps.as_ref()?;
     let first = &steps.first()?.step;
-    let outputs = outputs_name(exp.name.as_ref()?);
+    let model_name = super::model::model_name(exp.name.as_ref()?);
+    let output_ty = respan(
+        quote!(<#model_name as #Rt::burn::train::InferenceStep>::Output),
+        exp.steps_span,
+    );
     Some(Step {
         model_pat: syn::parse_quote!(model),
         batch_pat: syn::parse_quote!(batch),
         batch_ty: first.batch_ty.clone(),
-        output_ty: syn::parse_quote!(#outputs),
+        output_ty: syn::parse2(output_ty).expect("a type"),
         body: syn::parse_quote!(()),
     })
+}
+
+/// The function passing `step`'s output through `StepOutput::Checked` (`checked_critic`).
+fn checked_fn(step: &NamedStep) -> Ident {
+    format_ident!("checked_{}", step.name)
 }
 
 /// The step function of `step` (`experiment_step_critic`).
@@ -36,8 +44,12 @@ fn step_fn(step: &NamedStep) -> Ident {
 }
 
 /// The items of the hidden model module for `steps`: the output struct, one function per
-/// step, the step impls and the forward passes. `config` names the run's config as the bodies
-/// read it.
+/// step, the step impls and the forward passes.
+///
+/// The struct is generic over each step's output, and the model's step impls name it with
+/// each output passed through `StepOutput::Checked` at the user's output type. An output
+/// without a loss is then one error there: the model's `Output` becomes rustc's error type,
+/// and every use of it (the forward passes, the metrics) is dropped rather than reported.
 pub fn items(
     exp: &Experiment,
     steps: &[NamedStep],
@@ -51,15 +63,27 @@ pub fn items(
     let batch_ty = &steps[0].step.batch_ty;
     let config = super::user_config();
     let fields: Vec<&Ident> = steps.iter().map(|s| &s.name).collect();
-    // Each output named through `StepOutput::Checked` at the user's output type: a type
-    // without a loss is one error there.
-    let checked: Vec<TokenStream> = steps
-        .iter()
-        .map(|s| {
-            let ty = &s.step.output_ty;
-            respan(quote!(<#ty as #Rt::StepOutput>::Checked), ty.span())
-        })
-        .collect();
+    let params: Vec<Ident> = (0..steps.len()).map(|i| format_ident!("S{i}")).collect();
+    let checked = steps.iter().map(|s| {
+        let ty = &s.step.output_ty;
+        quote!(<#ty as #Rt::StepOutput>::Checked)
+    });
+    let output_ty = respan(quote!(#outputs<#(#checked),*>), exp.steps_span);
+    // Each step's output passes through `StepOutput::Checked`, as the model's `Output` names
+    // it: where it is not a step output, both are rustc's error type, and what uses them is
+    // dropped rather than reported again.
+    let checks = steps.iter().map(|s| {
+        let (ty, f) = (&s.step.output_ty, checked_fn(s));
+        respan(
+            quote! {
+                #[doc(hidden)]
+                pub fn #f(output: #ty) -> <#ty as #Rt::StepOutput>::Checked {
+                    output
+                }
+            },
+            exp.steps_span,
+        )
+    });
     let functions = steps.iter().map(|s| {
         let Step {
             model_pat,
@@ -81,48 +105,108 @@ pub fn items(
             ) -> #output_ty #body
         }
     });
-    let plays = steps.iter().map(|s| {
-        let (f, field) = (step_fn(s), &s.name);
-        let play = format_ident!("play_{}", s.name);
+    // `outputs` with only step `s`'s output, computed from `batch` (an expression).
+    let only = |s: &NamedStep, model: TokenStream, batch: TokenStream| {
+        let (f, field, checked) = (step_fn(s), &s.name, checked_fn(s));
         let others = fields.iter().filter(|f| **f != field);
-        let call = respan(
-            quote!(#f(&model.model, ::core::clone::Clone::clone(batch), &model.config)),
-            s.step.batch_ty.span(),
-        );
         quote! {
-            fn #play(model: &#model_name, batch: &#batch_ty) -> (burn::tensor::Gradients, #outputs) {
-                let output = #call;
-                let grads = #Rt::StepOutput::loss(&output).backward();
-                let outputs = #outputs {
-                    #field: ::core::option::Option::Some(output),
-                    #(#others: ::core::option::Option::None,)*
-                };
-                (grads, outputs)
+            #outputs {
+                #field: ::core::option::Option::Some(#model_name::#checked(
+                    #f(&#model.model, #batch, &#model.config),
+                )),
+                #(#others: ::core::option::Option::None,)*
             }
         }
+    };
+    let plays = steps.iter().map(|s| {
+        let play = format_ident!("play_{}", s.name);
+        let outputs = only(s, quote!(model), quote!(::core::clone::Clone::clone(batch)));
+        let output = respan(
+            quote!(<#model_name as burn::train::TrainStep>::Output),
+            exp.steps_span,
+        );
+        let body = respan(
+            quote! {
+                let outputs: #output = #outputs;
+                // The loss of the one step that ran.
+                let grads = #Rt::StepOutput::loss(&outputs).backward();
+                (grads, outputs)
+            },
+            exp.steps_span,
+        );
+        respan(
+            quote! {
+                fn #play(model: &#model_name, batch: &#batch_ty) -> (burn::tensor::Gradients, #output) {
+                    #body
+                }
+            },
+            exp.steps_span,
+        )
     });
     let play_names = steps.iter().map(|s| {
         let (label, play) = (s.name.to_string(), format_ident!("play_{}", s.name));
         quote!((#label, #play as #Rt::steps::Play<#model_name>))
     });
-    let first = &steps[0];
-    let (first_fn, first_field) = (step_fn(first), &first.name);
-    let first_others = fields.iter().filter(|f| **f != first_field);
+    let first = only(&steps[0], quote!(self), quote!(batch));
     let every_step = steps.iter().map(|s| {
-        let (f, field) = (step_fn(s), &s.name);
-        quote!(#field: ::core::option::Option::Some(#f(&self.model, ::core::clone::Clone::clone(&batch), &self.config)),)
+        let (f, field, checked) = (step_fn(s), &s.name, checked_fn(s));
+        quote!(#field: ::core::option::Option::Some(#model_name::#checked(
+            #f(&self.model, ::core::clone::Clone::clone(&batch), &self.config),
+        )),)
     });
     let loss = quote!(#Rt::StepOutput::loss);
+    // The impl headers are checked against the outputs too (Burn's bounds on `Output`).
+    let train_impl = respan(
+        quote!(impl burn::train::TrainStep for #model_name),
+        exp.steps_span,
+    );
+    let inference_impl = respan(
+        quote!(impl burn::train::InferenceStep for #model_name),
+        exp.steps_span,
+    );
+    let steps_fn = respan(
+        quote! {
+            impl #model_name {
+                /// Each step's name and forward pass, in the order they run on a batch.
+                #[doc(hidden)]
+                pub fn steps() -> ::std::vec::Vec<(&'static str, #Rt::steps::Play<#model_name>)> {
+                    ::std::vec![#(#play_names),*]
+                }
+            }
+        },
+        exp.steps_span,
+    );
+    // Every token of the step methods names the output, so all sit where a wrong one is
+    // reported: identical errors at one span are reported once.
+    let train_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
+                let outputs: Self::Output = #first;
+                let grads = #Rt::StepOutput::loss(&outputs).backward();
+                burn::train::TrainOutput::new(self, grads, outputs)
+            }
+        },
+        exp.steps_span,
+    );
+    let inference_step_fn = respan(
+        quote! {
+            fn step(&self, batch: Self::Input) -> Self::Output {
+                #outputs { #(#every_step)* }
+            }
+        },
+        exp.steps_span,
+    );
+    let step_output = quote!(#Rt::StepOutput);
     let doc = format!(
         "The output of each step of [`{name}`] where it ran: one step's when training, every step's when validating."
     );
     quote! {
         #[doc = #doc]
-        #inner_vis struct #outputs {
-            #(#[doc = "The step's output, where it ran."] pub #fields: ::core::option::Option<#checked>,)*
+        #inner_vis struct #outputs<#(#params),*> {
+            #(#[doc = "The step's output, where it ran."] pub #fields: ::core::option::Option<#params>,)*
         }
 
-        impl burn::train::ItemLazy for #outputs {
+        impl<#(#params: #step_output),*> burn::train::ItemLazy for #outputs<#(#params),*> {
             fn sync(self) -> ::core::result::Result<Self, burn::tensor::ExecutionError> {
                 ::core::result::Result::Ok(Self {
                     #(#fields: self.#fields.map(burn::train::ItemLazy::sync).transpose()?,)*
@@ -130,7 +214,8 @@ pub fn items(
             }
         }
 
-        impl #Rt::StepOutput for #outputs {
+        #[diagnostic::do_not_recommend]
+        impl<#(#params: #step_output),*> #Rt::StepOutput for #outputs<#(#params),*> {
             type Checked = Self;
 
             /// The sum of the losses of the steps that ran.
@@ -144,52 +229,55 @@ pub fn items(
             }
         }
 
+        impl #model_name {
+            #(#checks)*
+        }
+
         #(#functions)*
 
         // The fit loop plays each step in turn (`play_*`); Burn's `TrainStep` of the model,
         // which a several-optimizer experiment never hands to Burn's engine, is the first.
-        impl burn::train::TrainStep for #model_name {
+        #train_impl {
             type Input = #batch_ty;
-            type Output = #outputs;
+            type Output = #output_ty;
 
-            fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
-                let output = #first_fn(&self.model, batch, &self.config);
-                let grads = #Rt::StepOutput::loss(&output).backward();
-                let outputs = #outputs {
-                    #first_field: ::core::option::Option::Some(output),
-                    #(#first_others: ::core::option::Option::None,)*
-                };
-                burn::train::TrainOutput::new(self, grads, outputs)
-            }
+            #train_step_fn
         }
 
         // Validation measures every step's output on each batch.
-        impl burn::train::InferenceStep for #model_name {
+        #inference_impl {
             type Input = #batch_ty;
-            type Output = #outputs;
+            type Output = #output_ty;
 
-            fn step(&self, batch: Self::Input) -> Self::Output {
-                #outputs { #(#every_step)* }
-            }
+            #inference_step_fn
         }
 
         #(#plays)*
 
-        impl #model_name {
-            /// Each step's name and forward pass, in the order they run on a batch.
-            #[doc(hidden)]
-            pub fn steps() -> ::std::vec::Vec<(&'static str, #Rt::steps::Play<#model_name>)> {
-                ::std::vec![#(#play_names),*]
-            }
-        }
+        #steps_fn
     }
 }
 
-/// The metric `inner` (boxed for the step's own output) on the outputs struct: `split.step.m`.
-pub fn on_step(exp: &Experiment, step: &Ident, inner: TokenStream) -> TokenStream {
-    let outputs = outputs_name(exp.name.as_ref().expect("validated"));
-    let label = step.to_string();
-    quote!(#Rt::metric::OnStep::boxed(#label, |outputs: &#outputs| outputs.#step.as_ref(), #inner))
+/// The metric `inner` (boxed for the step's own output) on the run's outputs: `split.step.m`.
+pub fn on_step(
+    exp: &Experiment,
+    step: &NamedStep,
+    split: &Ident,
+    inner: TokenStream,
+) -> TokenStream {
+    let model_name = super::model::model_name(exp.name.as_ref().expect("validated"));
+    let step_trait = if split == "train" {
+        quote!(TrainStep)
+    } else {
+        quote!(InferenceStep)
+    };
+    let (label, field) = (step.name.to_string(), &step.name);
+    let project = respan(
+        quote!(|outputs: &<#model_name as #Rt::burn::train::#step_trait>::Output| outputs.#field.as_ref()),
+        exp.steps_span,
+    );
+    let boxed = respan(quote!(#Rt::metric::OnStep::boxed), exp.steps_span);
+    quote!(#boxed(#label, #project, #inner))
 }
 
 /// The optimizers' config value: each named optimizer's rate, settings, paths and frequency.
