@@ -9,6 +9,8 @@ use burn::prelude::*;
 use burn::tensor::activation::softplus;
 use dsl_runtime::prelude::*;
 
+pub mod hand;
+
 /// Modes of the ring.
 pub const MODES: usize = 8;
 /// Radius of the ring.

@@ -3,74 +3,11 @@
 //! The generator step's gradients reach the discriminator too; only its own parameters may
 //! move, or the discriminator's weights and every later loss would differ.
 
-use burn::data::dataloader::DataLoaderBuilder;
-use burn::data::dataset::transform::ShuffledDataset;
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, RmsPropConfig};
+use burn::optim::{AdamConfig, RmsPropConfig};
 use burn::tensor::Device;
-use dsl_runtime::data::epoch_seed;
 use dsl_runtime::prelude::*;
-use gan::{
-    Gan, GanLoss, RingCritic, RingCriticConfig, RingGan, RingGanConfig, SampleBatcher, ring,
-};
-
-/// What a run gives: each step's losses in order, and the final weights.
-#[derive(Debug, PartialEq)]
-struct Run {
-    first: Vec<u32>,
-    second: Vec<u32>,
-    generator: Vec<u32>,
-    discriminator: Vec<u32>,
-}
-
-/// The hand loop: per batch, `first` steps the discriminator (its own gradients only), then on
-/// every `every`-th batch `second` steps the generator, each with its own optimizer and rate.
-fn hand_loop(
-    items: std::ops::Range<usize>,
-    epochs: usize,
-    (mut d_optim, d_lr): (ModuleOptimizer, f64),
-    (mut g_optim, g_lr): (ModuleOptimizer, f64),
-    every: usize,
-    first: fn(&Gan, gan::SampleBatch) -> GanLoss,
-    second: fn(&Gan, gan::SampleBatch) -> GanLoss,
-) -> Run {
-    let device = Device::flex().autodiff();
-    let mut model = Gan::new(&device);
-    let mut run = Run {
-        first: vec![],
-        second: vec![],
-        generator: vec![],
-        discriminator: vec![],
-    };
-    let mut step = 0;
-    for epoch in 1..=epochs {
-        let loader = DataLoaderBuilder::new(SampleBatcher)
-            .batch_size(64)
-            .set_device(device.clone())
-            .build(ShuffledDataset::new(
-                ring(items.clone()),
-                epoch_seed(3, epoch),
-            ));
-        for batch in loader.iter() {
-            let batch = batch.expect("in-memory dataset");
-            step += 1;
-            let loss = first(&model, batch.clone()).loss;
-            run.first.push(loss.clone().into_scalar::<f32>().to_bits());
-            let mut grads = loss.backward();
-            let grads = GradientsParams::from_module(&mut grads, &model.discriminator);
-            model = d_optim.step(d_lr, model, grads);
-            if step % every == 0 {
-                let loss = second(&model, batch).loss;
-                run.second.push(loss.clone().into_scalar::<f32>().to_bits());
-                let mut grads = loss.backward();
-                let grads = GradientsParams::from_module(&mut grads, &model.generator);
-                model = g_optim.step(g_lr, model, grads);
-            }
-        }
-    }
-    run.generator = model.generator.weights();
-    run.discriminator = model.discriminator.weights();
-    run
-}
+use gan::hand::{Run, hand_loop};
+use gan::{Gan, RingCritic, RingCriticConfig, RingGan, RingGanConfig};
 
 /// A declared run's losses of steps `first` and `second`, and the weights of `model`.
 fn declared(history: &History, model: &Gan, first: &str, second: &str) -> Run {
