@@ -1,0 +1,76 @@
+//! The GAN's command line: each optimizer's settings are config values, a name that is not an
+//! optimizer is refused, and `--verify` reruns a two-optimizer run bit for bit.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gan"))
+        .args(args)
+        .output()
+        .expect("the example starts")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn each_optimizer_s_rate_is_a_config_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&[
+        "--quiet",
+        "--epochs",
+        "1",
+        "--artifacts",
+        artifacts,
+        "--set",
+        "optimizers.generator.lr=0.004",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let config: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("ring_gan/run-1/config.json")).unwrap(),
+    )
+    .unwrap();
+    let optimizers = &config["hyperparameters"]["optimizers"];
+    assert_eq!(optimizers["generator"]["lr"], 0.004);
+    assert_eq!(optimizers["discriminator"]["lr"], 0.002);
+    assert_eq!(optimizers["generator"]["on"][0], "generator");
+
+    let out = run(&[
+        "--quiet",
+        "--epochs",
+        "1",
+        "--artifacts",
+        artifacts,
+        "--set",
+        "optimizers.critic.lr=0.1",
+    ]);
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(said.contains("critic"), "{said}");
+}
+
+#[test]
+fn verify_reruns_a_two_optimizer_run_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&["--quiet", "--epochs", "1", "--artifacts", artifacts]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run_dir = dir.path().join("ring_gan/run-1");
+    let out = run(&["--verify", run_dir.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    // 32 steps (each with both losses), 4 epoch values.
+    assert!(said.contains("32 steps and 4 epoch values, bit-identical"), "{said}");
+    let out = run(&[
+        "--verify",
+        run_dir.to_str().unwrap(),
+        "--quiet",
+        "--set",
+        "optimizers.generator.lr=0.004",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert!(said.contains("not reproduced"), "{said}");
+}
