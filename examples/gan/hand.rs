@@ -71,4 +71,3 @@ pub fn hand_loop(
     run.discriminator = model.discriminator.weights();
     run
 }
-

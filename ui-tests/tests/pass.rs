@@ -36,4 +36,5 @@ pass!(
     "../pass/training/step_epochs.rs" => step_epochs,
     "../pass/training/inside_a_function.rs" => inside_a_function,
     "../pass/training/items_without_clone.rs" => items_without_clone,
+    "../pass/training/several_optimizers.rs" => several_optimizers,
 );

@@ -62,7 +62,10 @@ fn verify_reruns_a_two_optimizer_run_bit_for_bit() {
     assert!(out.status.success(), "{}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
     // 32 steps (each with both losses), 4 epoch values.
-    assert!(said.contains("32 steps and 4 epoch values, bit-identical"), "{said}");
+    assert!(
+        said.contains("32 steps and 4 epoch values, bit-identical"),
+        "{said}"
+    );
     let out = run(&[
         "--verify",
         run_dir.to_str().unwrap(),
