@@ -41,6 +41,8 @@ pub struct Experiment {
     pub unfreeze: Option<Number>,
     /// `ema: 0.999`: the decay of a moving average of the weights.
     pub ema: Option<Number>,
+    /// `ema: 0.999 on [generator]`: the module paths averaged (every parameter without).
+    pub ema_on: Option<Vec<(String, Span)>>,
     /// `lora: { rank: 4, alpha: 8, on: [fc1, fc2] }`.
     pub lora: Option<LoraKey>,
     /// `gradient_checkpointing: true`.
@@ -118,6 +120,7 @@ impl Default for Experiment {
             freeze: None,
             unfreeze: None,
             ema: None,
+            ema_on: None,
             groups: None,
             gradient_checkpointing: None,
             lora: None,

@@ -295,7 +295,20 @@ fn top_level(
         "hparams" => exp.hparams = Some(hparams(input, errors)?),
         "freeze" => exp.freeze = Some(module_paths(input)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
-        "ema" => exp.ema = Some(number(input)?),
+        "ema" => {
+            exp.ema = Some(number(input)?);
+            // `ema: 0.999 on [generator]`: the average of some module paths only.
+            if input.peek(Ident) {
+                let on: Ident = input.parse()?;
+                if on != "on" {
+                    return Err(syn::Error::new(
+                        on.span(),
+                        "`ema` is a decay, optionally with the module paths it averages\nhelp: write `ema: 0.999` or `ema: 0.999 on [generator]`",
+                    ));
+                }
+                exp.ema_on = Some(module_paths(input)?);
+            }
+        }
         "groups" => exp.groups = Some(lr_groups(input)?),
         "lora" => exp.lora = Some(lora(input)?),
         "gradient_checkpointing" => {

@@ -217,9 +217,9 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "ema",
         required: "no",
-        form: "decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint",
-        default: "none",
-        example: "ema: 0.999",
+        form: "decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint; `ema: 0.999 on [generator]` averages those module paths only, the others following the trained weights",
+        default: "none; every parameter",
+        example: "ema: 0.999 on [generator]",
     },
     Key {
         name: "gradient_checkpointing",

@@ -1,7 +1,8 @@
 //! A GAN on a ring of eight Gaussians in the plane, declared with two optimizers: per batch the
 //! discriminator steps on real and generated points, then the generator steps against the
-//! discriminator it just moved. `RingCritic` is the Wasserstein variant, its critic stepped on
-//! every batch and its generator on every fifth.
+//! discriminator it just moved, and a moving average of the generator is what validation and
+//! the figure use. `RingCritic` is the Wasserstein variant, its critic stepped on every batch
+//! and its generator on every fifth.
 
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig, Relu};
@@ -206,6 +207,7 @@ training! {
     ],
     loader: { train: ring(0..2048), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
     epochs: 20,
+    ema: 0.95 on [generator],
     metrics: [train.discriminator.loss, train.generator.loss, valid.discriminator.loss, valid.generator.loss],
     checkpoint: keep_last(2),
 }

@@ -1,6 +1,6 @@
 //! Trains the ring GAN (`--help` lists the flags), then draws `samples.svg` in the run
-//! directory: 512 held-out points of the ring against 512 points the generator makes from
-//! their noise, and prints how many of the eight modes the generated points reach.
+//! directory: 512 held-out points of the ring against 512 points the generator's moving average
+//! makes from their noise, and prints how many of the eight modes the generated points reach.
 
 use burn::module::Module;
 use gan::{RADIUS, RingGan};
@@ -12,7 +12,9 @@ fn main() -> std::process::ExitCode {
     RingGan::cli_then(|_config, report| {
         let device = report.model.devices()[0].clone();
         let real: Vec<[f32; 2]> = SHOWN.map(|k| gan::sample(k).point).collect();
-        let fake = report.model.model.generate(SHOWN, &device);
+        // The generator's moving average, as GANs are usually sampled.
+        let generator = report.averaged.as_ref().unwrap_or(&report.model);
+        let fake = generator.model.generate(SHOWN, &device);
         let path = report.run_dir.join("samples.svg");
         std::fs::write(&path, figure(&real, &fake)).map_err(|source| {
             dsl_runtime::FitError::RunDir {

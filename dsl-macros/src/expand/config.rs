@@ -261,6 +261,18 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
                 quote!(#v)
             })),
         ),
+        ConfigKey {
+            to_option: Some(ToOption::ModelPaths),
+            ..ConfigKey::new(
+                "ema_on",
+                "Module paths of the model the moving average covers; empty: every parameter.",
+                quote!(::std::vec::Vec<::std::string::String>),
+                {
+                    let paths = exp.ema_on.iter().flatten().map(|(path, _)| path);
+                    quote!(::std::vec![#(::std::string::String::from(#paths)),*])
+                },
+            )
+        },
         ConfigKey::new(
             "device",
             "The device `cli()` trains on: `flex`, `cpu`, `ndarray`, `cuda:N`, `wgpu` (the backend's cargo feature must be on).",

@@ -82,6 +82,10 @@ pub struct FitOptions {
     /// and the checkpoints loaded for evaluation use the average.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ema: Option<f64>,
+    /// Module paths (`model.generator`) the moving average covers; empty: every parameter.
+    /// The others follow the trained weights.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ema_on: Vec<String>,
     /// Recompute memory-bound activations in the backward pass instead of keeping them (Burn's
     /// balanced gradient checkpointing): less memory, more compute, the same gradients.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -130,6 +134,7 @@ impl Default for FitOptions {
             freeze: Vec::new(),
             unfreeze: None,
             ema: None,
+            ema_on: Vec::new(),
             gradient_checkpointing: false,
             lora: None,
             plateau: None,

@@ -5,8 +5,10 @@
 //! parameter's own precision; parameters that do not require a gradient (frozen ones) keep
 //! their value. The average starts from the weights the run starts from, lives on the
 //! non-autodiff device, and is what validation, `best(..)`, `load_best` and export see.
+//! `ema: decay on [paths]` averages those parameters only (a GAN's generator); the others
+//! follow the trained weights, so the averaged model pairs the average with the rest as trained.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::store::ModuleRecord;
@@ -18,6 +20,8 @@ use crate::erased::{AnyModule, ModelRef};
 pub(crate) struct Ema<M> {
     decay: f64,
     average: M,
+    /// The parameters averaged; `None`: every one.
+    only: Option<HashSet<ParamId>>,
 }
 
 impl<M: Module + 'static> Ema<M> {
@@ -26,7 +30,13 @@ impl<M: Module + 'static> Ema<M> {
         Self {
             decay,
             average: model.valid(),
+            only: None,
         }
+    }
+
+    /// The average of the parameters `only` alone.
+    pub fn only(self, only: Option<HashSet<ParamId>>) -> Self {
+        Self { only, ..self }
     }
 
     /// An average continued from a checkpoint's `record` of it.
@@ -35,13 +45,18 @@ impl<M: Module + 'static> Ema<M> {
             .load(record)
             .map_err(|e| e.to_string())?
             .into_inner();
-        Ok(Self { decay, average })
+        Ok(Self {
+            decay,
+            average,
+            only: None,
+        })
     }
 
     /// Folds `model`'s weights after an optimizer step into the average.
     pub fn update(&mut self, model: &M) {
         let average = AnyModule::new(self.average.clone());
-        self.average = blend(average, ModelRef::new(model), self.decay).into_inner();
+        let only = self.only.as_ref();
+        self.average = blend(average, ModelRef::new(model), self.decay, only).into_inner();
     }
 
     /// The averaged model, in inference mode.
@@ -55,13 +70,19 @@ impl<M: Module + 'static> Ema<M> {
     }
 }
 
-/// `average` moved towards `model`'s trained weights.
-fn blend(average: AnyModule, model: ModelRef<'_>, decay: f64) -> AnyModule {
+/// `average` moved towards `model`'s trained weights; outside `only`, set to them.
+fn blend(
+    average: AnyModule,
+    model: ModelRef<'_>,
+    decay: f64,
+    only: Option<&HashSet<ParamId>>,
+) -> AnyModule {
     let mut trained = Trained::default();
     model.visit(&mut trained);
     let mut blend = Blend {
         decay,
         weights: trained.weights,
+        only,
     };
     average.map(&mut blend)
 }
@@ -86,21 +107,27 @@ impl ModuleVisitor for Trained {
     }
 }
 
-/// `average * decay + weight * (1 - decay)` for every parameter with a new weight.
-struct Blend {
+/// `average * decay + weight * (1 - decay)` for every parameter with a new weight, or the
+/// weight itself for one outside `only`.
+struct Blend<'a> {
     decay: f64,
     weights: HashMap<ParamId, Tensor<1>>,
+    only: Option<&'a HashSet<ParamId>>,
 }
 
-impl ModuleMapper for Blend {
+impl ModuleMapper for Blend<'_> {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let Some(weight) = self.weights.remove(&param.id) else {
             return param;
         };
-        let decay = self.decay;
+        let (decay, averaged) = (self.decay, self.only.is_none_or(|o| o.contains(&param.id)));
         param.map(|average| {
             let weight = weight.reshape(average.shape());
-            average.mul_scalar(decay) + weight.mul_scalar(1.0 - decay)
+            if averaged {
+                average.mul_scalar(decay) + weight.mul_scalar(1.0 - decay)
+            } else {
+                weight
+            }
         })
     }
 }

@@ -422,7 +422,9 @@ impl<M: LearnerModel> Fit<M> {
             options.gradient_checkpointing,
             start.first_epoch,
         );
-        let ema = moving_average(&model, options.ema, start.ema)?;
+        let ema = moving_average(&model, options.ema, start.ema)?
+            .map(|ema| Ok::<_, FitError>(ema.only(averaged(&model, &options.ema_on)?)))
+            .transpose()?;
         let parallel = parallel.map(|(group, setup)| DataParallel {
             exchange: Parallel::new(
                 group,
@@ -600,6 +602,19 @@ fn moving_average<M: LearnerModel>(
         (Some(decay), None) => Ok(Some(Ema::new(model, decay))),
         (None, _) => Ok(None),
     }
+}
+
+/// The parameters of `model` under `paths` (`ema: .. on [..]`); `None` without paths: every one.
+fn averaged<M: LearnerModel>(
+    model: &M,
+    paths: &[String],
+) -> Result<Option<std::collections::HashSet<burn::module::ParamId>>, FitError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let model = crate::erased::ModelRef::new(model);
+    let group = crate::model::tuning::group(model, "ema", paths)?;
+    Ok(Some(steps::owned_by(model, &group).into_iter().collect()))
 }
 
 /// The history indices of each split's metrics.

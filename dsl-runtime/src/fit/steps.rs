@@ -47,13 +47,8 @@ impl<M: LearnerModel> Steps<M> {
 
     /// Finds each optimizer's parameters on `model`, the model the run starts training.
     pub(super) fn own(mut self, model: &M) -> Self {
-        let params = parameters(ModelRef::new(model));
         for step in &mut self.steps {
-            step.owned = params
-                .iter()
-                .filter(|(id, path)| step.group.matches(id, Some(path)))
-                .map(|(id, _)| *id)
-                .collect();
+            step.owned = owned_by(ModelRef::new(model), &step.group);
         }
         self
     }
@@ -148,6 +143,15 @@ pub fn several<M: LearnerModel>(
     };
     let scheduler = schedule.build_grouped(base_lr, total_steps, &rates)?;
     Ok((optimizer, scheduler, Steps { steps: built }))
+}
+
+/// The parameters of `model` in `group`.
+pub(super) fn owned_by(model: ModelRef<'_>, group: &ParamGroup) -> Vec<ParamId> {
+    parameters(model)
+        .into_iter()
+        .filter(|(id, path)| group.matches(id, Some(path)))
+        .map(|(id, _)| id)
+        .collect()
 }
 
 /// Every parameter of `model` with its path.

@@ -82,3 +82,42 @@ fn a_critic_stepped_five_times_per_generator_step_is_bit_identical_to_its_hand_l
         hand
     );
 }
+
+#[test]
+fn the_moving_average_of_the_generator_leaves_the_discriminator_as_trained() {
+    let run = |ema_on: Vec<String>| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = RingGanConfig {
+            artifacts: dir.path().to_string_lossy().into_owned(),
+            epochs: 1,
+            ema_on,
+            ..RingGan::config()
+        };
+        RingGan::with_config(config, &Device::flex()).unwrap()
+    };
+    let generator_only = run(vec!["generator".to_owned()]);
+    let whole = run(Vec::new());
+    let averaged = &generator_only.averaged.as_ref().unwrap().model;
+    let trained = &generator_only.model.model;
+    // Outside `on [generator]`, the average is the trained weights themselves.
+    assert_eq!(
+        averaged.discriminator.weights(),
+        trained.discriminator.weights()
+    );
+    assert_ne!(averaged.generator.weights(), trained.generator.weights());
+    // The generator's average is the one a whole-model average keeps for it, bit for bit.
+    let whole_average = &whole.averaged.as_ref().unwrap().model;
+    assert_eq!(
+        averaged.generator.weights(),
+        whole_average.generator.weights()
+    );
+    assert_ne!(
+        whole_average.discriminator.weights(),
+        trained.discriminator.weights()
+    );
+    // Training itself is the same either way.
+    assert_eq!(
+        trained.generator.weights(),
+        whole.model.model.generator.weights()
+    );
+}
