@@ -464,7 +464,22 @@ mod tests {
             epochs: 1,
             engine: burn,
         });
-        let names: Vec<&str> = keys(&exp).iter().map(|k| k.name).collect();
+        // With several optimizers, `optimizers` stands for `lr` and `optimizer`.
+        let several = crate::tests::experiment(quote::quote! {
+            name: Several,
+            model: Gan = Gan::new(device),
+            optimizers: { d: adam(lr = 0.1) on [d], g: adam(lr = 0.1) on [g] },
+            steps: [
+                d: |model, batch: Batch| -> Out { model.d(batch) },
+                g: |model, batch: Batch| -> Out { model.g(batch) },
+            ],
+            loader: { train: a(), valid: b(), batcher: B, batch_size: 2 },
+            epochs: 1,
+        });
+        let mut names: Vec<&str> = keys(&exp).iter().map(|k| k.name).collect();
+        names.extend(keys(&several).iter().map(|k| k.name));
+        names.sort_unstable();
+        names.dedup();
         assert_eq!(names.len(), CONFIG_KEYS.len(), "{names:?}");
         for name in names {
             assert!(
