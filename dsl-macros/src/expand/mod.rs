@@ -112,21 +112,7 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
                     && crate::validate::step_question_mark(step).is_none()
                     && reads_known(&&step.body) =>
             {
-                let model_ty = &model.ty;
-                let Step {
-                    model_pat,
-                    batch_pat,
-                    batch_ty,
-                    output_ty,
-                    body,
-                } = step;
-                quote! {
-                    fn #f(
-                        #model_pat: &#model_ty,
-                        #batch_pat: #batch_ty,
-                        #config: &#config_name,
-                    ) -> #output_ty { #body }
-                }
+                model::step_function(&f, &model.ty, step, config_name)
             }
             _ => {
                 let output_ty = &step.output_ty;

@@ -48,24 +48,11 @@ pub fn model_module(
     let module = format_ident!("__dsl_{}", snake);
     let model_name = model_name(name);
     let model_ty = &model.ty;
-    let Step {
-        model_pat,
-        batch_pat,
-        batch_ty,
-        output_ty,
-        body,
-    } = step;
-    // A closure with a return type always has a block body; other bodies get braces.
-    let body = match body {
-        syn::Expr::Block(block) => quote!(#block),
-        other => quote!({ #other }),
-    };
+    let (batch_ty, output_ty) = (&step.batch_ty, &step.output_ty);
     let output_span = output_ty.span();
     let checked = checked_output(step);
     let config_name = config_name(name);
     let config_struct = super::config::config_struct(exp, name, keys, &inner_vis);
-    // The step's body reads the run's config as `config`, like the other expressions.
-    let config = user_config();
     // Every token of the step methods checks the output type, so all of them sit at the user's
     // output type; identical errors at one span are reported once. The batch type is named
     // `Self::Input` to keep its own errors at the user's batch type.
@@ -98,6 +85,14 @@ pub fn model_module(
         quote!(impl burn::train::InferenceStep for #model_name),
         output_span,
     );
+    // Named apart from `step`, a name the user's own functions called from the body may have:
+    // the body is resolved here.
+    let step_function = step_function(
+        &Ident::new("experiment_step", proc_macro2::Span::call_site()),
+        model_ty,
+        step,
+        &config_name,
+    );
     let (step_items, exported) = match &exp.steps {
         Some(steps) => (
             super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
@@ -105,13 +100,7 @@ pub fn model_module(
         ),
         None => (
             quote! {
-                // Named apart from `step`, a name the user's own functions called from the body
-                // may have: the body is resolved here.
-                fn experiment_step(
-                    #model_pat: &#model_ty,
-                    #batch_pat: #batch_ty,
-                    #[allow(unused_variables)] #config: &#config_name,
-                ) -> #output_ty #body
+                #step_function
 
                 #train_impl {
                     type Input = #batch_ty;
@@ -158,4 +147,34 @@ pub fn model_module(
 /// The wrapper around the user's model `model` built with the config `config` (an owned value).
 pub fn wrap(model_name: &Ident, model: &TokenStream, config: TokenStream) -> TokenStream {
     quote!(#model_name { model: #model, config: ::std::sync::Arc::new(#config) })
+}
+
+/// The user's step as the function `name`: the model, the batch and the run's config (read in
+/// the body as `config`) to the step's output.
+pub fn step_function(
+    name: &Ident,
+    model_ty: &syn::Type,
+    step: &Step,
+    config_name: &Ident,
+) -> TokenStream {
+    let Step {
+        model_pat,
+        batch_pat,
+        batch_ty,
+        output_ty,
+        body,
+    } = step;
+    // A closure with a return type always has a block body; other bodies get braces.
+    let body = match body {
+        syn::Expr::Block(block) => quote!(#block),
+        other => quote!({ #other }),
+    };
+    let config = user_config();
+    quote! {
+        fn #name(
+            #model_pat: &#model_ty,
+            #batch_pat: #batch_ty,
+            #[allow(unused_variables)] #config: &#config_name,
+        ) -> #output_ty #body
+    }
 }

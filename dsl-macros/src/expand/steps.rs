@@ -61,7 +61,6 @@ pub fn items(
     let model_ty = &exp.model.as_ref().expect("validated").ty;
     let outputs = outputs_name(name);
     let batch_ty = &steps[0].step.batch_ty;
-    let config = super::user_config();
     let fields: Vec<&Ident> = steps.iter().map(|s| &s.name).collect();
     let params: Vec<Ident> = (0..steps.len()).map(|i| format_ident!("S{i}")).collect();
     let checked = steps.iter().map(|s| {
@@ -84,27 +83,9 @@ pub fn items(
             exp.steps_span,
         )
     });
-    let functions = steps.iter().map(|s| {
-        let Step {
-            model_pat,
-            batch_pat,
-            batch_ty,
-            output_ty,
-            body,
-        } = &s.step;
-        let body = match body {
-            syn::Expr::Block(block) => quote!(#block),
-            other => quote!({ #other }),
-        };
-        let f = step_fn(s);
-        quote! {
-            fn #f(
-                #model_pat: &#model_ty,
-                #batch_pat: #batch_ty,
-                #[allow(unused_variables)] #config: &#config_name,
-            ) -> #output_ty #body
-        }
-    });
+    let functions = steps
+        .iter()
+        .map(|s| super::model::step_function(&step_fn(s), model_ty, &s.step, config_name));
     // `outputs` with only step `s`'s output, computed from `batch` (an expression).
     let only = |s: &NamedStep, model: TokenStream, batch: TokenStream| {
         let (f, field, checked) = (step_fn(s), &s.name, checked_fn(s));

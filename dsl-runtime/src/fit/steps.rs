@@ -42,7 +42,9 @@ pub struct Steps<M: LearnerModel> {
 impl<M: LearnerModel> Steps<M> {
     /// The steps due at global step `step` (1-based), in order: those whose `every` divides it.
     pub(super) fn due(&self, step: usize) -> impl Iterator<Item = &Step<M>> {
-        self.steps.iter().filter(move |s| step.is_multiple_of(s.every))
+        self.steps
+            .iter()
+            .filter(move |s| step.is_multiple_of(s.every))
     }
 
     /// Finds each optimizer's parameters on `model`, the model the run starts training.
