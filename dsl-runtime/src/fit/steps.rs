@@ -13,9 +13,9 @@
 use std::collections::BTreeMap;
 
 use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
-use burn::module::{ModuleVisitor, Param, ParamGroup, ParamId};
+use burn::module::{ParamGroup, ParamId};
 use burn::optim::{GradientsParams, ModuleOptimizer};
-use burn::tensor::{Bool, Gradients, Int, Tensor};
+use burn::tensor::Gradients;
 use burn::train::{LearnerModel, TrainStep};
 
 use crate::config::spec::{NamedOptimizer, Schedule};
@@ -98,7 +98,7 @@ pub fn several<M: LearnerModel>(
         )));
     }
     let model = ModelRef::new(model);
-    let params = parameters(model);
+    let params = crate::model::weights::parameters(model);
     let mut owner: BTreeMap<ParamId, &str> = BTreeMap::new();
     let mut all: Option<ModuleOptimizer> = None;
     let mut rates = Vec::new();
@@ -149,51 +149,9 @@ pub fn several<M: LearnerModel>(
 
 /// The parameters of `model` in `group`.
 pub(super) fn owned_by(model: ModelRef<'_>, group: &ParamGroup) -> Vec<ParamId> {
-    parameters(model)
+    crate::model::weights::parameters(model)
         .into_iter()
         .filter(|(id, path)| group.matches(id, Some(path)))
         .map(|(id, _)| id)
         .collect()
-}
-
-/// Every parameter of `model` with its path.
-fn parameters(model: ModelRef<'_>) -> Vec<(ParamId, String)> {
-    let mut found = Found::default();
-    model.visit(&mut found);
-    found.params
-}
-
-/// The parameters a visit meets, with their paths.
-#[derive(Default)]
-struct Found {
-    at: Vec<String>,
-    params: Vec<(ParamId, String)>,
-}
-
-impl Found {
-    fn found(&mut self, id: ParamId) {
-        self.params.push((id, self.at.join(".")));
-    }
-}
-
-impl ModuleVisitor for Found {
-    fn enter_module(&mut self, name: &str, _container_type: &str) {
-        self.at.push(name.to_owned());
-    }
-
-    fn exit_module(&mut self, _name: &str, _container_type: &str) {
-        self.at.pop();
-    }
-
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        self.found(param.id);
-    }
-
-    fn visit_int<const D: usize>(&mut self, param: &Param<Tensor<D, Int>>) {
-        self.found(param.id);
-    }
-
-    fn visit_bool<const D: usize>(&mut self, param: &Param<Tensor<D, Bool>>) {
-        self.found(param.id);
-    }
 }

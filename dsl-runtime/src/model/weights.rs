@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{Module, ModuleVisitor, Param, ParamId};
 use burn::store::burn_pack::{Reader, Tensor as PackTensor, Writer};
 use burn::store::{ModuleRecord, ModuleStore, SafetensorsStore};
 use burn::tensor::{Bool, BoolStore, Bytes, DType, Int, Tensor};
@@ -219,22 +219,30 @@ fn record_from_file(path: &Path, own: Bytes, order: &[String]) -> Result<ModuleR
 /// The module path of every parameter of `model` (`model.fc1.weight`, ...), in the model's
 /// order.
 pub(crate) fn parameter_paths(model: ModelRef<'_>) -> Vec<String> {
+    parameters(model)
+        .into_iter()
+        .map(|(_, path)| path)
+        .collect()
+}
+
+/// Every parameter of `model` with its path, in the model's order.
+pub(crate) fn parameters(model: ModelRef<'_>) -> Vec<(ParamId, String)> {
     let mut paths = Paths::default();
     model.visit(&mut paths);
     paths.found
 }
 
-/// The paths of the parameters a visit meets; written here because burn-store's collector,
-/// which gives them too, snapshots every tensor.
+/// The parameters a visit meets, with their paths; written here because burn-store's
+/// collector, which gives the paths too, snapshots every tensor.
 #[derive(Default)]
 struct Paths {
     at: Vec<String>,
-    found: Vec<String>,
+    found: Vec<(ParamId, String)>,
 }
 
 impl Paths {
-    fn found(&mut self) {
-        self.found.push(self.at.join("."));
+    fn found(&mut self, id: ParamId) {
+        self.found.push((id, self.at.join(".")));
     }
 }
 
@@ -247,16 +255,16 @@ impl ModuleVisitor for Paths {
         self.at.pop();
     }
 
-    fn visit_float<const D: usize>(&mut self, _param: &Param<Tensor<D>>) {
-        self.found();
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        self.found(param.id);
     }
 
-    fn visit_int<const D: usize>(&mut self, _param: &Param<Tensor<D, Int>>) {
-        self.found();
+    fn visit_int<const D: usize>(&mut self, param: &Param<Tensor<D, Int>>) {
+        self.found(param.id);
     }
 
-    fn visit_bool<const D: usize>(&mut self, _param: &Param<Tensor<D, Bool>>) {
-        self.found();
+    fn visit_bool<const D: usize>(&mut self, param: &Param<Tensor<D, Bool>>) {
+        self.found(param.id);
     }
 }
 
