@@ -325,7 +325,20 @@ pub struct Hparam {
 /// One key of `sweep: { .. }` and its values, literals as written.
 pub struct SweepAxis {
     pub key: Ident,
+    /// The rest of a dotted key: `generator`, `lr` of `optimizers.generator.lr`.
+    pub path: Vec<Ident>,
     pub values: Vec<syn::Lit>,
     /// The brackets around the values, for "lists no value".
     pub span: Span,
+}
+
+impl SweepAxis {
+    /// The key as the config's path: `lr`, `optimizers.generator.lr`.
+    pub fn name(&self) -> String {
+        std::iter::once(&self.key)
+            .chain(&self.path)
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
 }

@@ -1244,6 +1244,12 @@ fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
     let mut axes = Vec::new();
     while !content.is_empty() {
         let key: Ident = content.parse()?;
+        // `optimizers.generator.lr`: a config value below the key.
+        let mut path = Vec::new();
+        while content.peek(Token![.]) {
+            content.parse::<Token![.]>()?;
+            path.push(content.parse::<Ident>()?);
+        }
         content.parse::<Token![:]>()?;
         let list;
         let brackets = bracketed!(list in content);
@@ -1258,6 +1264,7 @@ fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
             .collect();
         axes.push(SweepAxis {
             key,
+            path,
             values,
             span: brackets.span.join(),
         });

@@ -279,9 +279,16 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         .chain(own.iter().map(String::as_str))
         .collect();
     for (i, axis) in axes.iter().enumerate() {
-        let key = axis.key.to_string();
-        // A hyperparameter's values are checked against its type by rustc, at each value.
-        let kind = sweep::values(&key);
+        let key = axis.name();
+        if !axis.path.is_empty() && !optimizer_rate(exp, axis, errors) {
+            continue;
+        }
+        // A hyperparameter's values are checked against its type by rustc, at each value; an
+        // optimizer's rate is a rate.
+        let kind = match axis.path.is_empty() {
+            true => sweep::values(&key),
+            false => sweep::values("lr"),
+        };
         if kind.is_none() && !own.contains(&key) {
             let fix = match closest(&key, &keys) {
                 Some(close) => format!("did you mean `{close}`?"),
@@ -295,7 +302,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             );
             continue;
         }
-        if axes[..i].iter().any(|a| a.key == axis.key) {
+        if axes[..i].iter().any(|a| a.name() == key) {
             err(
                 errors,
                 axis.key.span(),
@@ -1448,12 +1455,18 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
             );
         }
     }
-    for axis in exp.sweep.iter().flatten().filter(|a| a.key == "lr") {
+    for axis in exp
+        .sweep
+        .iter()
+        .flatten()
+        .filter(|a| a.key == "lr" && a.path.is_empty())
+    {
+        let first = &optimizers[0].name;
         err(
             errors,
             axis.key.span(),
-            "with several optimizers each has its own rate, which `sweep` cannot vary yet",
-            "sweep another key, or set a rate per run with `--set optimizers.<name>.lr=..`",
+            "with several optimizers each has its own rate",
+            &format!("sweep one of them: `optimizers.{first}.lr: [..]`"),
         );
     }
 }
@@ -1516,4 +1529,42 @@ fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> boo
             false
         }
     }
+}
+
+/// A dotted sweep key is an optimizer's rate, `optimizers.<name>.lr`, of an optimizer the
+/// experiment declares. `false` after reporting another.
+fn optimizer_rate(exp: &Experiment, axis: &SweepAxis, errors: &mut Errors) -> bool {
+    let names: Vec<String> = exp
+        .optimizers
+        .iter()
+        .flatten()
+        .map(|o| o.name.to_string())
+        .collect();
+    let (span, fix) = match axis.path.as_slice() {
+        [name, rate] if axis.key == "optimizers" && rate == "lr" => {
+            if names.iter().any(|n| name == n) {
+                return true;
+            }
+            let known: Vec<&str> = names.iter().map(String::as_str).collect();
+            let fix = match closest(&name.to_string(), &known) {
+                Some(meant) => format!("did you mean `optimizers.{meant}.lr`?"),
+                None if known.is_empty() => {
+                    "only an experiment with `optimizers` sweeps one's rate: sweep `lr`".to_owned()
+                }
+                None => format!("the optimizers are {}", known.join(", ")),
+            };
+            (name.span(), fix)
+        }
+        _ => (
+            axis.key.span(),
+            "a dotted sweep key is an optimizer's rate: `optimizers.<name>.lr`".to_owned(),
+        ),
+    };
+    err(
+        errors,
+        span,
+        &format!("`{}` cannot be swept", axis.name()),
+        &fix,
+    );
+    false
 }

@@ -245,7 +245,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "sweep",
         required: "no",
-        form: "`{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over {sweepable} and the `hparams`, each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded)",
+        form: "`{ lr: [1e-3, 1e-2], batch_size: [16, 32], .. }`: a grid over {sweepable} and the `hparams` (with several optimizers, each one's rate: `optimizers.<name>.lr`), each value checked against the key's type; `cli()` then trains every combination as its own run and ranks them by the metric `best(..)` watches, else `valid.loss` (one must be recorded)",
         default: "no sweep",
         example: "sweep: { lr: [1e-3, 1e-2] }",
     },

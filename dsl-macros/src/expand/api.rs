@@ -797,7 +797,7 @@ pub fn experiment_impl(exp: &Experiment, name: &Ident) -> TokenStream {
 /// `sweep()`: the macro's grid as JSON values, and the metric trials are ranked by.
 fn sweep(exp: &Experiment, snake: &str) -> TokenStream {
     let axes = exp.sweep.iter().flatten().map(|axis| {
-        let key = axis.key.to_string();
+        let key = axis.name();
         let values = &axis.values;
         let value = quote!(#Rt::serde_json::Value::from);
         quote!((#key, ::std::vec![#(#value(#values)),*]))

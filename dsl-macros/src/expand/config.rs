@@ -421,7 +421,7 @@ pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStre
 /// a value of another type is rustc's error at the value.
 pub fn sweep_types(exp: &Experiment) -> TokenStream {
     let checks = exp.sweep.iter().flatten().flat_map(|axis| {
-        let ty = exp.hparam(&axis.key.to_string()).map(|h| &h.ty);
+        let ty = exp.hparam(&axis.name()).map(|h| &h.ty);
         axis.values.iter().filter_map(move |value| {
             let ty = ty?;
             let span = syn::spanned::Spanned::span(value);

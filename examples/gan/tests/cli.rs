@@ -77,3 +77,33 @@ fn verify_reruns_a_two_optimizer_run_bit_for_bit() {
     let said = stderr(&out);
     assert!(said.contains("not reproduced"), "{said}");
 }
+
+#[test]
+fn a_sweep_of_one_optimizer_s_rate_trains_a_trial_at_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = run(&[
+        "--quiet",
+        "--epochs",
+        "1",
+        "--artifacts",
+        artifacts,
+        "--sweep",
+        "optimizers.generator.lr=0.001,0.004",
+        "--rank-by",
+        "valid.generator.loss",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Each trial is a run of the experiment.
+    let mut rates = Vec::new();
+    for run in 1..=2 {
+        let config = dir.path().join(format!("ring_gan/run-{run}/config.json"));
+        let config: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(config).unwrap()).unwrap();
+        let optimizers = &config["hyperparameters"]["optimizers"];
+        assert_eq!(optimizers["discriminator"]["lr"], 0.002);
+        rates.push(optimizers["generator"]["lr"].as_f64().unwrap());
+    }
+    rates.sort_by(f64::total_cmp);
+    assert_eq!(rates, [0.001, 0.004]);
+}

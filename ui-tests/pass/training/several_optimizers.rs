@@ -1,5 +1,6 @@
 //! Several optimizers with what names a metric by its step: `best(..)` and early stopping on a
-//! step's validation loss, and a metric of the user's own on one step's output.
+//! step's validation loss, a metric of the user's own on one step's output, and a sweep of one
+//! optimizer's rate.
 use dsl_runtime::prelude::*;
 use gan::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
@@ -29,6 +30,7 @@ training! {
     ],
     checkpoint: best(valid.generator.loss),
     early_stopping: patience(1, valid.discriminator.own_loss),
+    sweep: { optimizers.generator.lr: [1e-3, 2e-3] },
 }
 
 pub fn main() {
@@ -50,5 +52,15 @@ pub fn main() {
     assert!(valid.values().iter().all(|v| v.is_finite()));
     let (best, _) = TwoPlayers::load_best_with(&config, &device).unwrap();
     assert_eq!(Some(best), valid.best_epoch());
+    // Each optimizer's rate is a sweep axis, by its config path.
+    let trials = TwoPlayers::sweep().trials();
+    let key = "optimizers.generator.lr".to_owned();
+    assert_eq!(
+        trials,
+        [
+            vec![(key.clone(), serde_json::json!(1e-3))],
+            vec![(key, serde_json::json!(2e-3))]
+        ]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
