@@ -18,6 +18,7 @@ mod reproduce;
 mod run_outputs;
 mod seed_classification;
 mod seed_regression;
+mod several_optimizers;
 mod test_split;
 mod training_controls;
 mod tuned;

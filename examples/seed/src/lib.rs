@@ -71,9 +71,11 @@ impl Batcher<Sample, Batch> for SampleBatcher {
 /// MLP `4 → hidden → out` with ReLU.
 #[derive(Module, Debug)]
 pub struct Mlp {
-    fc1: Linear,
+    /// The hidden layer.
+    pub fc1: Linear,
     act: Relu,
-    fc2: Linear,
+    /// The output layer.
+    pub fc2: Linear,
 }
 
 impl Mlp {
