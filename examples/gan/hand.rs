@@ -3,9 +3,11 @@
 
 use burn::data::dataloader::DataLoaderBuilder;
 use burn::data::dataset::transform::ShuffledDataset;
+use burn::module::Module;
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::Device;
 use dsl_runtime::data::epoch_seed;
+use std::ops::Range;
 
 use crate::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
@@ -20,16 +22,18 @@ pub struct Run {
     pub generator: Vec<u32>,
     /// The discriminator's final weights, as bits.
     pub discriminator: Vec<u32>,
+    /// Each epoch's mean validation loss of both steps, with `valid` items.
+    pub valid: Vec<(f64, f64)>,
 }
 
 /// The hand loop: per batch, `first` steps the discriminator (its own gradients only), then on
 /// every `every`-th batch `second` steps the generator, each with its own optimizer and rate.
+/// With `valid` items, each epoch ends measuring both steps' mean loss on them, as the
+/// declared experiment validates.
 pub fn hand_loop(
-    items: std::ops::Range<usize>,
-    epochs: usize,
+    (items, valid, epochs, every): (Range<usize>, Option<Range<usize>>, usize, usize),
     (mut d_optim, d_lr): (ModuleOptimizer, f64),
     (mut g_optim, g_lr): (ModuleOptimizer, f64),
-    every: usize,
     first: fn(&Gan, SampleBatch) -> GanLoss,
     second: fn(&Gan, SampleBatch) -> GanLoss,
 ) -> Run {
@@ -40,6 +44,7 @@ pub fn hand_loop(
         second: vec![],
         generator: vec![],
         discriminator: vec![],
+        valid: vec![],
     };
     let mut step = 0;
     for epoch in 1..=epochs {
@@ -66,8 +71,39 @@ pub fn hand_loop(
                 model = g_optim.step(g_lr, model, grads);
             }
         }
+        if let Some(valid) = &valid {
+            run.valid
+                .push(validate(&model.valid(), valid.clone(), (first, second)));
+        }
     }
     run.generator = model.generator.weights();
     run.discriminator = model.discriminator.weights();
     run
+}
+
+/// Both steps' mean loss over the batches of `items`, weighted by batch size.
+fn validate(
+    model: &Gan,
+    items: Range<usize>,
+    (first, second): (
+        fn(&Gan, SampleBatch) -> GanLoss,
+        fn(&Gan, SampleBatch) -> GanLoss,
+    ),
+) -> (f64, f64) {
+    let loader = DataLoaderBuilder::new(SampleBatcher)
+        .batch_size(64)
+        .set_device(Device::flex())
+        .build(ring(items));
+    let (mut sums, mut n) = ((0.0, 0.0), 0);
+    for batch in loader.iter() {
+        let batch = batch.expect("in-memory dataset");
+        let len = batch.point.dims()[0];
+        let loss = |step: fn(&Gan, SampleBatch) -> GanLoss, batch| {
+            f64::from(step(model, batch).loss.into_scalar::<f32>()) * len as f64
+        };
+        sums.0 += loss(first, batch.clone());
+        sums.1 += loss(second, batch);
+        n += len;
+    }
+    (sums.0 / n as f64, sums.1 / n as f64)
 }

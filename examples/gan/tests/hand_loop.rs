@@ -20,6 +20,7 @@ fn declared(history: &History, model: &Gan, first: &str, second: &str) -> Run {
         second: bits(second),
         generator: model.generator.weights(),
         discriminator: model.discriminator.weights(),
+        valid: vec![],
     }
 }
 
@@ -34,11 +35,9 @@ fn the_declared_gan_is_bit_identical_to_the_hand_loop_with_two_optimizers() {
     let report = RingGan::with_config(config, &Device::flex()).unwrap();
     let adam = || AdamConfig::new().with_beta_1(0.5).init();
     let hand = hand_loop(
-        0..2048,
-        2,
+        (0..2048, None, 2, 1),
         (adam(), 2e-3),
         (adam(), 2e-3),
-        1,
         Gan::discriminator_step,
         Gan::generator_step,
     );
@@ -67,11 +66,9 @@ fn a_critic_stepped_five_times_per_generator_step_is_bit_identical_to_its_hand_l
     let report = RingCritic::with_config(config, &Device::flex()).unwrap();
     let rmsprop = || RmsPropConfig::new().init();
     let hand = hand_loop(
-        0..1024,
-        2,
+        (0..1024, None, 2, 5),
         (rmsprop(), 5e-4),
         (rmsprop(), 5e-4),
-        5,
         Gan::critic_step,
         Gan::wasserstein_generator_step,
     );
