@@ -11,6 +11,9 @@ use std::ops::Range;
 
 use crate::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
+/// A step's loss on a batch (`Gan::discriminator_step`, ...).
+pub type StepFn = fn(&Gan, SampleBatch) -> GanLoss;
+
 /// What a run gives: each step's losses in order, and the final weights.
 #[derive(Debug, PartialEq)]
 pub struct Run {
@@ -34,8 +37,8 @@ pub fn hand_loop(
     (items, valid, epochs, every): (Range<usize>, Option<Range<usize>>, usize, usize),
     (mut d_optim, d_lr): (ModuleOptimizer, f64),
     (mut g_optim, g_lr): (ModuleOptimizer, f64),
-    first: fn(&Gan, SampleBatch) -> GanLoss,
-    second: fn(&Gan, SampleBatch) -> GanLoss,
+    first: StepFn,
+    second: StepFn,
 ) -> Run {
     let device = Device::flex().autodiff();
     let mut model = Gan::new(&device);
@@ -82,14 +85,7 @@ pub fn hand_loop(
 }
 
 /// Both steps' mean loss over the batches of `items`, weighted by batch size.
-fn validate(
-    model: &Gan,
-    items: Range<usize>,
-    (first, second): (
-        fn(&Gan, SampleBatch) -> GanLoss,
-        fn(&Gan, SampleBatch) -> GanLoss,
-    ),
-) -> (f64, f64) {
+fn validate(model: &Gan, items: Range<usize>, (first, second): (StepFn, StepFn)) -> (f64, f64) {
     let loader = DataLoaderBuilder::new(SampleBatcher)
         .batch_size(64)
         .set_device(Device::flex())
@@ -98,7 +94,7 @@ fn validate(
     for batch in loader.iter() {
         let batch = batch.expect("in-memory dataset");
         let len = batch.point.dims()[0];
-        let loss = |step: fn(&Gan, SampleBatch) -> GanLoss, batch| {
+        let loss = |step: StepFn, batch| {
             f64::from(step(model, batch).loss.into_scalar::<f32>()) * len as f64
         };
         sums.0 += loss(first, batch.clone());
