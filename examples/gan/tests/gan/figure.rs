@@ -1,6 +1,5 @@
 //! The GAN example's stated figures: after its 20 epochs the generated points reach all eight
 //! modes, nearly all of them near the ring, and its figure is the book's.
-#![cfg(feature = "figure")]
 
 use std::process::Command;
 
