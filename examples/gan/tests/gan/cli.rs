@@ -10,6 +10,19 @@ fn run(args: &[&str]) -> Output {
         .expect("the example starts")
 }
 
+/// One quiet epoch in `artifacts`, with `flags` added.
+fn one_epoch(artifacts: &str, flags: &[&str]) -> Output {
+    let mut args = vec!["--quiet", "--epochs", "1", "--artifacts", artifacts];
+    args.extend_from_slice(flags);
+    run(&args)
+}
+
+/// The config a run of `dir` recorded, by run number.
+fn config(dir: &std::path::Path, run: usize) -> serde_json::Value {
+    let path = dir.join(format!("ring_gan/run-{run}/config.json"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -18,34 +31,15 @@ fn stderr(out: &Output) -> String {
 fn each_optimizer_s_rate_is_a_config_value() {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = dir.path().to_str().unwrap();
-    let out = run(&[
-        "--quiet",
-        "--epochs",
-        "1",
-        "--artifacts",
-        artifacts,
-        "--set",
-        "optimizers.generator.lr=0.004",
-    ]);
+    let out = one_epoch(artifacts, &["--set", "optimizers.generator.lr=0.004"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let config: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("ring_gan/run-1/config.json")).unwrap(),
-    )
-    .unwrap();
+    let config = config(dir.path(), 1);
     let optimizers = &config["hyperparameters"]["optimizers"];
     assert_eq!(optimizers["generator"]["lr"], 0.004);
     assert_eq!(optimizers["discriminator"]["lr"], 0.002);
     assert_eq!(optimizers["generator"]["on"][0], "generator");
 
-    let out = run(&[
-        "--quiet",
-        "--epochs",
-        "1",
-        "--artifacts",
-        artifacts,
-        "--set",
-        "optimizers.critic.lr=0.1",
-    ]);
+    let out = one_epoch(artifacts, &["--set", "optimizers.critic.lr=0.1"]);
     assert!(!out.status.success());
     let said = stderr(&out);
     assert!(said.contains("critic"), "{said}");
@@ -55,7 +49,7 @@ fn each_optimizer_s_rate_is_a_config_value() {
 fn verify_reruns_a_two_optimizer_run_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = dir.path().to_str().unwrap();
-    let out = run(&["--quiet", "--epochs", "1", "--artifacts", artifacts]);
+    let out = one_epoch(artifacts, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let run_dir = dir.path().join("ring_gan/run-1");
     let out = run(&["--verify", run_dir.to_str().unwrap(), "--quiet"]);
@@ -82,24 +76,20 @@ fn verify_reruns_a_two_optimizer_run_bit_for_bit() {
 fn a_sweep_of_one_optimizer_s_rate_trains_a_trial_at_each() {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = dir.path().to_str().unwrap();
-    let out = run(&[
-        "--quiet",
-        "--epochs",
-        "1",
-        "--artifacts",
+    let out = one_epoch(
         artifacts,
-        "--sweep",
-        "optimizers.generator.lr=0.001,0.004",
-        "--rank-by",
-        "valid.generator.loss",
-    ]);
+        &[
+            "--sweep",
+            "optimizers.generator.lr=0.001,0.004",
+            "--rank-by",
+            "valid.generator.loss",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     // Each trial is a run of the experiment.
     let mut rates = Vec::new();
     for run in 1..=2 {
-        let config = dir.path().join(format!("ring_gan/run-{run}/config.json"));
-        let config: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(config).unwrap()).unwrap();
+        let config = config(dir.path(), run);
         let optimizers = &config["hyperparameters"]["optimizers"];
         assert_eq!(optimizers["discriminator"]["lr"], 0.002);
         rates.push(optimizers["generator"]["lr"].as_f64().unwrap());
