@@ -76,14 +76,11 @@ pub fn model_module(
     let doc = format!(
         "The model of [`{name}`] with its training and inference steps (`TrainStep`, `InferenceStep`) built from `step`."
     );
-    // The impl headers are checked against the output type as well (Burn's bounds on `Output`).
-    let train_impl = respan(
-        quote!(impl burn::train::TrainStep for #model_name),
+    let impls = step_impls(
+        &model_name,
         output_span,
-    );
-    let inference_impl = respan(
-        quote!(impl burn::train::InferenceStep for #model_name),
-        output_span,
+        (batch_ty, &checked),
+        (train_step_fn, inference_step_fn),
     );
     // Named apart from `step`, a name the user's own functions called from the body may have:
     // the body is resolved here.
@@ -102,19 +99,7 @@ pub fn model_module(
             quote! {
                 #step_function
 
-                #train_impl {
-                    type Input = #batch_ty;
-                    type Output = #checked;
-
-                    #train_step_fn
-                }
-
-                #inference_impl {
-                    type Input = #batch_ty;
-                    type Output = #checked;
-
-                    #inference_step_fn
-                }
+                #impls
             },
             quote!(#config_name, #model_name),
         ),
@@ -176,5 +161,36 @@ pub fn step_function(
             #batch_pat: #batch_ty,
             #[allow(unused_variables)] #config: &#config_name,
         ) -> #output_ty #body
+    }
+}
+
+/// The model's `TrainStep` and `InferenceStep` impls, from the batch and output types and the
+/// two `step` methods; the impl headers sit at `span`, where a wrong output is reported, as
+/// they are checked against it too (Burn's bounds on `Output`).
+pub fn step_impls(
+    model_name: &Ident,
+    span: proc_macro2::Span,
+    (batch_ty, output_ty): (&dyn quote::ToTokens, &dyn quote::ToTokens),
+    (train_step_fn, inference_step_fn): (TokenStream, TokenStream),
+) -> TokenStream {
+    let train_impl = respan(quote!(impl burn::train::TrainStep for #model_name), span);
+    let inference_impl = respan(
+        quote!(impl burn::train::InferenceStep for #model_name),
+        span,
+    );
+    quote! {
+        #train_impl {
+            type Input = #batch_ty;
+            type Output = #output_ty;
+
+            #train_step_fn
+        }
+
+        #inference_impl {
+            type Input = #batch_ty;
+            type Output = #output_ty;
+
+            #inference_step_fn
+        }
     }
 }

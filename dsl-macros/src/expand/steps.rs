@@ -136,15 +136,6 @@ pub fn items(
         )),)
     });
     let loss = quote!(#Rt::StepOutput::loss);
-    // The impl headers are checked against the outputs too (Burn's bounds on `Output`).
-    let train_impl = respan(
-        quote!(impl burn::train::TrainStep for #model_name),
-        exp.steps_span,
-    );
-    let inference_impl = respan(
-        quote!(impl burn::train::InferenceStep for #model_name),
-        exp.steps_span,
-    );
     let steps_fn = respan(
         quote! {
             impl #model_name {
@@ -178,6 +169,12 @@ pub fn items(
         exp.steps_span,
     );
     let step_output = quote!(#Rt::StepOutput);
+    let impls = super::model::step_impls(
+        model_name,
+        exp.steps_span,
+        (batch_ty, &output_ty),
+        (train_step_fn, inference_step_fn),
+    );
     let doc = format!(
         "The output of each step of [`{name}`] where it ran: one step's when training, every step's when validating."
     );
@@ -218,20 +215,8 @@ pub fn items(
 
         // The fit loop plays each step in turn (`play_*`); Burn's `TrainStep` of the model,
         // which a several-optimizer experiment never hands to Burn's engine, is the first.
-        #train_impl {
-            type Input = #batch_ty;
-            type Output = #output_ty;
-
-            #train_step_fn
-        }
-
         // Validation measures every step's output on each batch.
-        #inference_impl {
-            type Input = #batch_ty;
-            type Output = #output_ty;
-
-            #inference_step_fn
-        }
+        #impls
 
         #(#plays)*
 
