@@ -401,20 +401,11 @@ impl<M: LearnerModel> TrainState<M> {
     /// parameters it owns, which it alone steps and then sends to the other ranks.
     fn apply(
         &mut self,
-        mut grads: GradientsParams,
+        grads: GradientsParams,
         mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
     ) -> Result<(), FitError> {
-        if let Some(max) = self.clip_norm {
-            let model = ModelRef::new(&self.model);
-            match &mut parallel {
-                Some(parallel) => clip_sharded(model, &mut grads, max, parallel).map(drop)?,
-                None => clip_global_norm(model, &mut grads, max)
-                    .map(drop)
-                    .map_err(clip_error)?,
-            }
-        }
         self.next_lr();
-        self.update(grads);
+        self.update(grads, parallel.as_deref_mut())?;
         if let Some(parallel) = parallel {
             self.model = parallel.share_weights(self.model.clone())?;
         }
@@ -432,14 +423,29 @@ impl<M: LearnerModel> TrainState<M> {
         }
     }
 
-    /// The model after one optimizer step with `grads` at the current rate.
-    fn update(&mut self, grads: GradientsParams) {
+    /// The model after one optimizer step with `grads`, clipped, at the current rate (on a
+    /// rank of a data-parallel run, `parallel`: the clipping's norm is the ranks' together).
+    fn update(
+        &mut self,
+        mut grads: GradientsParams,
+        parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
+    ) -> Result<(), FitError> {
+        if let Some(max) = self.clip_norm {
+            let model = ModelRef::new(&self.model);
+            match parallel {
+                Some(parallel) => clip_sharded(model, &mut grads, max, parallel).map(drop)?,
+                None => clip_global_norm(model, &mut grads, max)
+                    .map(drop)
+                    .map_err(clip_error)?,
+            }
+        }
         self.model = (self.optimize)(
             self.model.clone(),
             &mut self.optimizer,
             self.lr.clone(),
             grads,
         );
+        Ok(())
     }
 
     /// The steps of a several-optimizer experiment on one batch, global step `step` of
@@ -489,12 +495,8 @@ impl<M: LearnerModel> TrainState<M> {
     ) -> Result<(), FitError> {
         let due: Vec<_> = steps.due(step).collect();
         for (k, turn) in due.iter().enumerate() {
-            let (mut grads, output) = turn.play(&self.model, batch);
-            if let Some(max) = self.clip_norm {
-                clip_global_norm(ModelRef::new(&self.model), &mut grads, max)
-                    .map_err(clip_error)?;
-            }
-            self.update(grads);
+            let (grads, output) = turn.play(&self.model, batch);
+            self.update(grads, None)?;
             let item = output.sync()?;
             let last = k + 1 == due.len();
             self.record(&item, metadata, (epoch, step, last), metrics, series, ctx)?;
