@@ -165,7 +165,7 @@ fn missing_and_duplicate_keys() {
         "missing required key `epochs`",
         "`loader` is missing `valid`",
         "`loader` is missing `batcher`",
-        "`batch_size` must be a whole number of at least 1",
+        "`batch_size` must be a whole number from 1 to 4294967295",
     ];
     assert_eq!(msgs.len(), expected.len(), "{msgs:#?}");
     for e in expected {
@@ -206,7 +206,7 @@ fn optimizers_and_schedules_are_checked_by_name_and_value() {
         "unknown optimizer `adamm`\nhelp: use one of sgd, adam, adamw, rmsprop, adagrad, lion, lamb"
     ));
     assert!(msgs[1].starts_with("unknown learning-rate schedule `cosinus`"));
-    assert!(msgs[2].starts_with("`epochs` must be a whole number of at least 1"));
+    assert!(msgs[2].starts_with("`epochs` must be a whole number from 1 to 4294967295"));
 
     let msgs = messages(quote! {
         name: Seed,

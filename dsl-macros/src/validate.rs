@@ -367,7 +367,7 @@ fn fits(kind: Values, value: &syn::Lit) -> bool {
     };
     match kind {
         // A whole bound takes integer literals only (`16`, not `16.0`).
-        Values::Number(bound @ Bound::Whole(_)) => {
+        Values::Number(bound @ Bound::Whole { .. }) => {
             matches!(value, syn::Lit::Int(_)) && number(value).is_some_and(|v| bound.admits(v))
         }
         Values::Number(bound) => number(value).is_some_and(|v| bound.admits(v)),
@@ -705,7 +705,7 @@ fn count(errors: &mut Errors, key: &str, n: &Option<Number>) {
     let bound = bounds::of(key);
     if !n.is_int || !bound.admits(n.value) {
         let example = match bound {
-            Bound::Whole(min) => min.max(1),
+            Bound::Whole { min, .. } => min.max(1),
             _ => 1,
         };
         err(

@@ -85,6 +85,7 @@ pub mod model;
 pub mod output;
 pub mod parallel;
 pub mod provenance;
+mod read;
 mod via_value;
 
 // The public surface for users, besides the modules: the types an experiment file names.

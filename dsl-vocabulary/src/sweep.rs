@@ -46,8 +46,8 @@ impl Values {
     /// The values, as an error states them.
     pub fn describe(self) -> &'static str {
         match self {
-            Values::Number(Bound::Whole(0)) => "whole numbers (0, 1, 2, ...)",
-            Values::Number(Bound::Whole(_)) => "whole numbers from 1",
+            Values::Number(Bound::Whole { min: 0, .. }) => "whole numbers (0, 1, 2, ...)",
+            Values::Number(Bound::Whole { .. }) => "whole numbers from 1",
             Values::Number(Bound::Positive) => "numbers above 0",
             Values::Number(Bound::Fraction) => "numbers between 0 and 1",
             Values::Bool => "`true` or `false`",
@@ -58,7 +58,7 @@ impl Values {
     /// Two values, for an example.
     pub fn example(self) -> &'static str {
         match self {
-            Values::Number(Bound::Whole(_)) => "16, 32",
+            Values::Number(Bound::Whole { .. }) => "16, 32",
             Values::Number(Bound::Positive) => "1e-3, 1e-2",
             Values::Number(Bound::Fraction) => "0.99, 0.999",
             Values::Bool => "false, true",

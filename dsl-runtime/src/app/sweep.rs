@@ -247,7 +247,9 @@ pub fn report(dir: &Path) -> std::io::Result<String> {
             let name = e.file_name().to_string_lossy().into_owned();
             name.starts_with("trial-") && name.ends_with(".json")
         })
-        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .filter_map(|e| {
+            serde_json::from_slice(&crate::read::bytes(&e.path(), crate::read::SMALL).ok()?).ok()
+        })
         .collect();
     records.sort_by_key(|r| r.trial);
     let best = |r: &TrialRecord| best_value(&r.curve, r.higher_is_better);

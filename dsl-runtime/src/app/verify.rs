@@ -60,20 +60,20 @@ impl Recorded {
             option: "verify",
             message,
         };
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).map_err(|e| {
+        let read = |name: &str, bound| {
+            crate::read::text(&dir.join(name), bound).map_err(|e| {
                 invalid(format!(
                     "cannot read {}: {e}; name a run directory (e.g. artifacts/<name>/run-1)",
                     dir.join(name).display()
                 ))
             })
         };
-        let config = serde_json::from_str(&read("config.json")?)
+        let config = crate::read::json(read("config.json", crate::read::CONFIG)?.as_bytes())
             .map_err(|e| invalid(format!("{}/config.json is not JSON: {e}", dir.display())))?;
         Ok(Self {
             dir: dir.to_owned(),
             config,
-            csv: read("metrics.csv")?,
+            csv: read("metrics.csv", crate::read::METRICS)?,
             scratch: scratch_dir(),
         })
     }
@@ -119,12 +119,13 @@ impl Recorded {
                 message: "a run on Burn's engine records no per-step values to compare; verify runs of our fit loop".into(),
             });
         }
-        let rerun = std::fs::read_to_string(rerun.join("metrics.csv")).map_err(|e| {
-            FitError::InvalidOption {
-                option: "verify",
-                message: format!("the rerun's metrics.csv in {}: {e}", rerun.display()),
-            }
-        })?;
+        let rerun =
+            crate::read::text(&rerun.join("metrics.csv"), crate::read::METRICS).map_err(|e| {
+                FitError::InvalidOption {
+                    option: "verify",
+                    message: format!("the rerun's metrics.csv in {}: {e}", rerun.display()),
+                }
+            })?;
         let rerun = rerun.split_once('\n').map_or("", |(_, rows)| rows);
         let (header, body) = self.csv.split_once('\n').unwrap_or((&self.csv, ""));
         let mut problems = Vec::new();

@@ -197,25 +197,6 @@ const RECORDS: [&str; 3] = ["model", "optim", "scheduler"];
 /// The record of the moving average, present when the state file lists it.
 const EMA: &str = "ema";
 
-/// A state file holds a run's metric history: 256 MiB is far beyond any real one, and reading
-/// no more bounds what a damaged or hostile file can make a resume allocate.
-const MAX_STATE_BYTES: u64 = 256 << 20;
-
-/// The bytes of `path`, or `FileTooLarge` when it holds more than `limit` bytes.
-fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            format!("it is longer than the {limit} bytes it may hold"),
-        ));
-    }
-    Ok(bytes)
-}
-
 impl SavedState {
     /// What the state says agrees with where it was found and with itself: the epoch of
     /// `state-N.json` is `N`, only an interrupted run's state says how far into an epoch it
@@ -347,10 +328,16 @@ impl CheckpointDir {
             file: state_path.clone(),
             reason,
         };
-        let state_bytes = match read_bounded(&state_path, MAX_STATE_BYTES) {
+        let state_bytes = match crate::read::bytes(&state_path, crate::read::STATE) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+            // Too long, or not a regular file: not a state file this run wrote.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::FileTooLarge | std::io::ErrorKind::InvalidInput
+                ) =>
+            {
                 return Err(damaged(e.to_string()));
             }
             Err(e) => return Err(self.io(&state_path)(e)),
@@ -416,9 +403,11 @@ impl CheckpointDir {
         expected: &Digest,
     ) -> Result<(PathBuf, Bytes), CheckpointError> {
         let file = self.dir.join(name);
-        let data = read_bounded(&file, expected.len).map_err(|e| CheckpointError::Damaged {
-            file: file.clone(),
-            reason: e.to_string(),
+        let data = crate::read::bytes(&file, crate::read::record(expected.len)).map_err(|e| {
+            CheckpointError::Damaged {
+                file: file.clone(),
+                reason: e.to_string(),
+            }
         })?;
         let actual = Digest::of(&data);
         if actual != *expected {

@@ -317,6 +317,28 @@ impl FitOptions {
         if self.unfreeze == Some(0) {
             return invalid("unfreeze", "epochs are numbered from 1");
         }
+        // The largest values (a count no run reaches, so that no loop over it runs for ever).
+        let counts = [
+            ("epochs", Some(self.epochs)),
+            ("batch_size", Some(self.batch_size)),
+            ("grad_accumulation", self.grad_accumulation),
+            ("workers", Some(self.workers)),
+            ("unfreeze", self.unfreeze),
+            (
+                "patience",
+                self.early_stopping.as_ref().map(|stop| stop.patience),
+            ),
+        ];
+        for (key, n) in counts {
+            if let Some(n) = n
+                && !within(key, n as f64)
+            {
+                return invalid(
+                    key,
+                    &format!("is {n}; it must be {}", bounds::of(key).describe()),
+                );
+            }
+        }
         if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name == ".." {
             return invalid("name", "must be a plain folder name such as `three_class`");
         }

@@ -461,7 +461,7 @@ fn read_history(run_dir: &Path, recorded: &[Recorded]) -> History {
                 .join(metric.split.as_str())
                 .join(format!("epoch-{epoch}"))
                 .join(&file);
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Ok(text) = crate::read::text(&path, crate::read::SMALL) else {
                 break;
             };
             for line in text.lines() {

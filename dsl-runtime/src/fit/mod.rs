@@ -638,13 +638,27 @@ fn declare<O>(
 /// read from the `config.json` being replaced, then `now`'s: a later unchanged resume must not
 /// erase from the record that the run was once continued with other settings.
 fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<String> {
-    let mut changes: Vec<String> = match options.resume {
-        Some(_) => std::fs::read(run_dir.join("config.json"))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-            .and_then(|config| serde_json::from_value(config["resumed_with_changes"].clone()).ok())
-            .unwrap_or_default(),
-        None => Vec::new(),
+    use std::io::ErrorKind;
+    let path = run_dir.join("config.json");
+    let saved = match options.resume {
+        Some(_) => crate::read::bytes(&path, crate::read::CONFIG).and_then(|bytes| {
+            crate::read::json(&bytes).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+        }),
+        None => Err(ErrorKind::NotFound.into()),
+    };
+    let mut changes: Vec<String> = match saved {
+        Ok(config) => {
+            serde_json::from_value(config["resumed_with_changes"].clone()).unwrap_or_default()
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+        // The checkpoint, not this file, is what the run continues from; the file is written anew.
+        Err(e) => {
+            eprintln!(
+                "warning: the run's {} is unreadable ({e}); it is written anew from this run's settings",
+                path.display()
+            );
+            Vec::new()
+        }
     };
     changes.extend(
         now.iter()

@@ -332,7 +332,7 @@ pub fn read_scalars(path: &Path) -> std::io::Result<Vec<Scalar>> {
 }
 
 fn read_events(path: &Path) -> std::io::Result<Vec<Event>> {
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::read::bytes(path, crate::read::METRICS)?;
     let mut events = Vec::new();
     let mut rest = &bytes[..];
     while !rest.is_empty() {

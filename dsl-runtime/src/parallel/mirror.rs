@@ -106,7 +106,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> std::io
         } else if let Ok(relative) = path.strip_prefix(root) {
             out.push((
                 relative.to_string_lossy().into_owned(),
-                std::fs::read(&path)?,
+                crate::read::bytes(&path, crate::read::METRICS)?,
             ));
         }
     }

@@ -175,27 +175,27 @@ fn head_commit(project: &Path) -> Option<String> {
         .map(|dir| dir.join(".git"))
         .find(|p| p.exists())?;
     let git_dir = if dot_git.is_file() {
-        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let text = crate::read::text(&dot_git, crate::read::SMALL).ok()?;
         let linked = Path::new(text.strip_prefix("gitdir:")?.trim());
         dot_git.parent()?.join(linked)
     } else {
         dot_git
     };
     // A worktree keeps its own HEAD and the shared refs in the common folder.
-    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+    let common = match crate::read::text(&git_dir.join("commondir"), crate::read::SMALL) {
         Ok(dir) => git_dir.join(dir.trim()),
         Err(_) => git_dir.clone(),
     };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = crate::read::text(&git_dir.join("HEAD"), crate::read::SMALL).ok()?;
     let Some(name) = head.trim().strip_prefix("ref:").map(str::trim) else {
         return Some(head.trim().to_owned());
     };
     for dir in [&git_dir, &common] {
-        if let Ok(commit) = std::fs::read_to_string(dir.join(name)) {
+        if let Ok(commit) = crate::read::text(&dir.join(name), crate::read::SMALL) {
             return Some(commit.trim().to_owned());
         }
     }
-    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    let packed = crate::read::text(&common.join("packed-refs"), crate::read::SMALL).ok()?;
     packed.lines().find_map(|line| {
         let (commit, reference) = line.split_once(' ')?;
         (reference == name).then(|| commit.to_owned())

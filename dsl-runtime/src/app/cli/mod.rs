@@ -205,9 +205,9 @@ impl Args {
             .clone()
             .or_else(|| self.verify.as_ref().map(|dir| dir.join("config.json")));
         if let Some(path) = &file {
-            let text = std::fs::read_to_string(path)
+            let text = crate::read::bytes(path, crate::read::CONFIG)
                 .map_err(|e| CliError(format!("cannot read --config {}: {e}", path.display())))?;
-            let file: Value = serde_json::from_str(&text)
+            let file = crate::read::json(&text)
                 .map_err(|e| CliError(format!("--config {} is not JSON: {e}", path.display())))?;
             // A saved run's config.json keeps the experiment's values under `hyperparameters`.
             let values = match file {

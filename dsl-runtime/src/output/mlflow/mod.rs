@@ -125,7 +125,8 @@ pub fn log_file(run_dir: &Path, name: &str) {
     let outcome = Ledger::read(run_dir)
         .ok_or_else(|| "the run is not on the server".to_owned())
         .and_then(|ledger| {
-            let bytes = std::fs::read(run_dir.join(name)).map_err(|e| e.to_string())?;
+            let bytes = crate::read::bytes(&run_dir.join(name), crate::read::ARTIFACT)
+                .map_err(|e| e.to_string())?;
             Client::from_env(&ledger.uri)?
                 .upload(&ledger.artifact_uri, name, &bytes)
                 .map_err(|e| e.to_string())
@@ -143,10 +144,7 @@ pub(crate) const PARENT_RUN: &str = "DSL_MLFLOW_PARENT_RUN";
 /// `--mlflow-sync` of the saved run `run_dir`: to the server the environment names, else the
 /// one the run recorded.
 pub fn sync_saved(run_dir: &Path) -> Result<(), String> {
-    let config: serde_json::Value = std::fs::read(run_dir.join("config.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| format!("{} holds no readable config.json", run_dir.display()))?;
+    let config = saved_config(run_dir)?;
     let recorded = serde_json::from_value::<Mlflow>(config["mlflow"].clone()).ok();
     let target = Mlflow::from_env().or(recorded).ok_or_else(|| {
         "no MLflow server: set MLFLOW_TRACKING_URI (e.g. `http://127.0.0.1:5000`)".to_owned()
@@ -187,7 +185,7 @@ struct Ledger {
 
 impl Ledger {
     fn read(run_dir: &Path) -> Option<Ledger> {
-        let bytes = std::fs::read(run_dir.join(LEDGER)).ok()?;
+        let bytes = crate::read::bytes(&run_dir.join(LEDGER), crate::read::SMALL).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
@@ -352,11 +350,17 @@ pub fn sync_run_dir(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result
     Ok(())
 }
 
+/// The `config.json` of `run_dir`, or why it cannot be read.
+fn saved_config(run_dir: &Path) -> Result<serde_json::Value, String> {
+    let path = run_dir.join("config.json");
+    crate::read::bytes(&path, crate::read::CONFIG)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| crate::read::json(&bytes).map_err(|e| e.to_string()))
+        .map_err(|why| format!("{} is not a readable config.json: {why}", path.display()))
+}
+
 fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, String> {
-    let config: serde_json::Value = std::fs::read(run_dir.join("config.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| format!("{} holds no readable config.json", run_dir.display()))?;
+    let config = saved_config(run_dir)?;
     let info = RunInfo {
         run_dir: run_dir.to_owned(),
         name: run_name(run_dir),
@@ -560,9 +564,10 @@ impl Worker {
     fn read_rows(&mut self, sent: usize, start_ms: u64) {
         use std::io::{Read, Seek, SeekFrom};
         let mut added = Vec::new();
-        let read = std::fs::File::open(self.info.run_dir.join("metrics.csv")).and_then(|mut f| {
+        let path = self.info.run_dir.join("metrics.csv");
+        let read = crate::read::open(&path, crate::read::METRICS).and_then(|(mut f, _)| {
             f.seek(SeekFrom::Start(self.read.0))?;
-            f.read_to_end(&mut added)
+            f.take(crate::read::METRICS.bytes).read_to_end(&mut added)
         });
         if read.is_err() {
             return;
@@ -607,7 +612,9 @@ impl Worker {
             }
         }
         for name in artifacts {
-            let Ok(bytes) = std::fs::read(self.info.run_dir.join(name)) else {
+            let Ok(bytes) =
+                crate::read::bytes(&self.info.run_dir.join(name), crate::read::ARTIFACT)
+            else {
                 continue;
             };
             if let Err(error) = self.client.upload(&ledger.artifact_uri, name, &bytes) {
