@@ -56,6 +56,9 @@ pub enum FitError {
         /// The empty split.
         split: Split,
     },
+    /// A resumed run's `metrics.csv` no longer holds the rows its checkpoint recorded.
+    #[error(transparent)]
+    MetricsDamaged(#[from] crate::output::MetricsDamaged),
     /// The run directory cannot be created or written; raised before the first epoch.
     #[error(
         "cannot write the run directory {path}: {source}; free space there or choose another folder: `--artifacts DIR` (the `artifacts` key of `training!`, `FitOptions::artifacts` in code)"

@@ -74,6 +74,7 @@ pub mod app;
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+mod digest;
 mod erased;
 mod error;
 pub mod fit;

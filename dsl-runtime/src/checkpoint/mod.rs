@@ -1,11 +1,10 @@
 //! Checkpoints: which epochs to keep, how they are written so that a crash never leaves a
 //! half-written one, and how a run resumes from them.
 
-mod digest;
 mod policy;
 mod store;
 
-pub use digest::Digest;
+pub use crate::digest::Digest;
 pub use policy::{Policy, retained};
 pub use store::{
     CheckpointDir, CheckpointError, Loaded, Records, SavedState, Slot, Within, Writer,

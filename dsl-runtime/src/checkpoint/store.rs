@@ -25,7 +25,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::digest::{Digest, seal, unseal};
+use crate::digest::{Digest, seal, unseal};
 use crate::history::History;
 use crate::output::atomic::replace_file;
 
@@ -108,8 +108,14 @@ pub struct SavedState {
     pub epoch: usize,
     /// Length and hash of each record file of this epoch, by file name.
     pub files: BTreeMap<String, Digest>,
-    /// Every metric value up to and including this epoch.
+    /// Every epoch's metric values up to and including this epoch. The per-step values are
+    /// not copied here (they would make the file grow with every step): they are in
+    /// `metrics.csv`, whose first bytes `metrics` covers.
     pub history: History,
+    /// The length and hash of `metrics.csv` when this checkpoint was taken: a resume checks
+    /// that the file still starts with exactly those bytes, reads the steps' values back from
+    /// them, and drops what follows.
+    pub metrics: Digest,
     /// The run's options. The shuffle order of the next epoch follows from them and the epoch
     /// number, so no RNG state needs saving.
     pub options: serde_json::Value,

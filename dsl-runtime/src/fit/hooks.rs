@@ -23,6 +23,8 @@ pub(super) struct Edge<'a, M: LearnerModel> {
     pub epoch: usize,
     pub state: &'a mut TrainState<M>,
     pub history: &'a History,
+    /// The digest of `metrics.csv` as flushed at the epoch's end, for the checkpoint.
+    pub metrics: crate::digest::Digest,
     pub hyperparameters: &'a serde_json::Value,
     /// The callbacks' states at the epoch's end, for the checkpoint it writes.
     pub callback_states: Vec<serde_json::Value>,
@@ -112,7 +114,11 @@ impl<M: LearnerModel> EpochHook<M> for Callbacks {
 impl<M: LearnerModel> EpochHook<M> for Saving {
     fn epoch_end(&mut self, edge: &mut Edge<'_, M>) -> Result<bool, FitError> {
         self.callbacks = std::mem::take(&mut edge.callback_states);
-        self.epoch_done(edge.epoch, edge.state, edge.history, edge.hyperparameters)?;
+        let record = super::saving::Record {
+            history: edge.history,
+            metrics: edge.metrics,
+        };
+        self.epoch_done(edge.epoch, edge.state, record, edge.hyperparameters)?;
         Ok(false)
     }
 }

@@ -401,9 +401,9 @@ impl<M: LearnerModel> Fit<M> {
                 changes: &start.changes,
             },
             Resumed {
-                first_epoch: start.first_epoch,
                 last_step: start.within.as_ref().map(|w| w.step),
-                history: &start.history,
+                metrics: start.metrics,
+                history: &mut start.history,
             },
             group,
         )?;
@@ -680,10 +680,12 @@ struct ConfigSources<'a> {
 
 /// Where the run starts, as the files it writes need it.
 struct Resumed<'a> {
-    first_epoch: usize,
-    /// The last step of an interrupted `first_epoch`, when the run continues within it.
+    /// The last step of the epoch an interrupted run stopped in, when the run continues within it.
     last_step: Option<usize>,
-    history: &'a History,
+    /// The checkpoint's record of `metrics.csv`, for a run continuing from one.
+    metrics: Option<crate::digest::Digest>,
+    /// The restored history, given its per-step values back from `metrics.csv`.
+    history: &'a mut History,
 }
 
 /// What a run writes, opened before its first step. Non-generic, so compiled once here rather
@@ -717,17 +719,16 @@ impl RunFiles {
             resumed_with_changes: &changes,
         };
         let run_dir = if options.write_files {
+            if let Some(mark) = resumed.metrics {
+                crate::output::metrics_csv::resume(
+                    &path.join("metrics.csv"),
+                    mark,
+                    resumed.history,
+                )?;
+            }
             config
                 .to_json()
-                .and_then(|json| {
-                    RunWriter::create(
-                        &path,
-                        &json,
-                        resumed.first_epoch - 1,
-                        resumed.last_step,
-                        resumed.history,
-                    )
-                })
+                .and_then(|json| RunWriter::create(&path, &json, resumed.metrics, resumed.history))
                 .map_err(|source| FitError::RunDir {
                     path: path.clone(),
                     source,

@@ -26,6 +26,8 @@ pub(super) struct Start<M> {
     pub within: Option<Within>,
     /// The settings that differ from the checkpoint's, accepted with `resume_changed`.
     pub changes: Vec<String>,
+    /// The checkpoint's record of `metrics.csv`, which the run continues.
+    pub metrics: Option<crate::digest::Digest>,
 }
 
 /// Settings that may differ on resume without changing what the resumed steps compute: the
@@ -122,6 +124,7 @@ pub(super) fn restore<M: LearnerModel>(
         ema: None,
         within: None,
         changes: Vec::new(),
+        metrics: None,
     };
     let Some(resume) = options.resume else {
         return Ok(fresh);
@@ -171,6 +174,7 @@ pub(super) fn restore<M: LearnerModel>(
         ema: loaded.ema,
         within: loaded.state.within,
         changes,
+        metrics: Some(loaded.state.metrics),
     })
 }
 

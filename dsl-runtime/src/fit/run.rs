@@ -81,6 +81,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 epoch,
                 state: &mut self.state,
                 history: &self.history,
+                metrics: self.run_dir.written(),
                 hyperparameters: self.hyperparameters,
                 callback_states: Vec::new(),
             });
@@ -132,6 +133,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 epoch,
                 state: &mut self.state,
                 history: &self.history,
+                metrics: self.run_dir.written(),
                 hyperparameters: self.hyperparameters,
                 callback_states: Vec::new(),
             })?;
@@ -170,12 +172,16 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                     step,
                     carried: Vec::new(),
                 };
+                let record = super::saving::Record {
+                    history: &self.history,
+                    metrics: self.run_dir.written(),
+                };
                 saving.interrupted(
                     epoch,
                     within,
                     train_metrics,
                     &self.state,
-                    &self.history,
+                    record,
                     self.hyperparameters,
                 )
             }

@@ -6,12 +6,20 @@ use burn::train::LearnerModel;
 use super::TrainOutputOf;
 use super::epoch::TrainState;
 use crate::checkpoint::{
-    CheckpointDir, Policy, Records, SavedState, Slot, Within, Writer, retained,
+    CheckpointDir, Digest, Policy, Records, SavedState, Slot, Within, Writer, retained,
 };
 use crate::erased::AnyModule;
 use crate::history::History;
 use crate::metric::SplitMetric;
 use crate::{config::options::FitOptions, error::FitError};
+
+/// What the run recorded when a checkpoint is taken: its values so far, and the digest of
+/// `metrics.csv` (flushed) that holds them.
+#[derive(Clone, Copy)]
+pub(super) struct Record<'a> {
+    pub history: &'a History,
+    pub metrics: Digest,
+}
 
 /// The checkpoint side of a run: the writer, the epochs on disk and the keep rules.
 pub(super) struct Saving {
@@ -68,15 +76,16 @@ impl Saving {
         &mut self,
         epoch: usize,
         state: &TrainState<M>,
-        history: &History,
+        record: Record<'_>,
         hyperparameters: &serde_json::Value,
     ) -> Result<(), FitError> {
+        let history = record.history;
         self.write(
             Slot::Epoch(epoch),
             epoch,
             None,
             state,
-            history,
+            record,
             hyperparameters,
         )?;
         if self.interrupted_on_disk {
@@ -107,7 +116,7 @@ impl Saving {
         mut within: Within,
         train_metrics: &[Box<dyn SplitMetric<TrainOutputOf<M>>>],
         state: &TrainState<M>,
-        history: &History,
+        record: Record<'_>,
         hyperparameters: &serde_json::Value,
     ) -> Result<bool, FitError> {
         let carried: Option<Vec<serde_json::Value>> =
@@ -120,7 +129,7 @@ impl Saving {
                     epoch - 1,
                     Some(within),
                     state,
-                    history,
+                    record,
                     hyperparameters,
                 )?;
                 true
@@ -137,7 +146,7 @@ impl Saving {
         epoch: usize,
         within: Option<Within>,
         state: &TrainState<M>,
-        history: &History,
+        record: Record<'_>,
         hyperparameters: &serde_json::Value,
     ) -> Result<(), FitError> {
         self.writer.write(
@@ -145,7 +154,8 @@ impl Saving {
             SavedState {
                 epoch,
                 files: Default::default(),
-                history: history.clone(),
+                history: record.history.clone(),
+                metrics: record.metrics,
                 options: self.options.clone(),
                 hyperparameters: hyperparameters.clone(),
                 within,

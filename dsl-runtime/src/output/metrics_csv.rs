@@ -2,6 +2,25 @@
 //! rows are written here ([`Line`]) by the run directory and the test split, and read back
 //! ([`Row::parse`]) to trim an interrupted run's file on resume and by `--verify`.
 
+use std::path::{Path, PathBuf};
+
+use crate::digest::Digest;
+use crate::history::History;
+
+/// A resumed run's `metrics.csv` no longer holds the rows its checkpoint recorded (cut short,
+/// edited or replaced): continuing would leave a gap in the run's record.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{} does not hold the rows the checkpoint recorded: {reason}\nhelp: restore the file (from a backup or a copy of the run) and resume again, or start a fresh run without --resume; its rows cannot be rebuilt from the checkpoint, and a run is not continued with a gap in its record",
+    file.display()
+)]
+pub struct MetricsDamaged {
+    /// The run's `metrics.csv`.
+    pub file: PathBuf,
+    /// What differs from the checkpoint's record.
+    pub reason: String,
+}
+
 /// The first line.
 pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
 
@@ -88,6 +107,81 @@ impl Row {
             value: value.to_owned(),
         })
     }
+}
+
+/// Continues the `metrics.csv` at `path` from the checkpoint whose record of it is `mark`:
+/// the file must start with exactly the bytes the checkpoint saw (what a later, interrupted
+/// process appended is cut off), and the per-step values in them go back into `history`,
+/// which the checkpoint's state holds for epochs only.
+pub(crate) fn resume(
+    path: &Path,
+    mark: Digest,
+    history: &mut History,
+) -> Result<(), MetricsDamaged> {
+    use std::io::{BufRead, Read};
+    let damaged = |reason: String| MetricsDamaged {
+        file: path.to_owned(),
+        reason,
+    };
+    let (file, len) =
+        crate::read::open(path, crate::read::METRICS).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => damaged("the file is missing".to_owned()),
+            _ => damaged(e.to_string()),
+        })?;
+    if len < mark.len {
+        return Err(damaged(format!(
+            "it holds {len} bytes, but the checkpoint recorded {} (rows are missing)",
+            mark.len
+        )));
+    }
+    let mut reader = std::io::BufReader::new(file.take(mark.len));
+    let mut read = Digest::EMPTY;
+    let mut line = String::new();
+    let mut rows = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| damaged(format!("it cannot be read as text: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        read.update(line.as_bytes());
+        if let Some(row) = Row::parse(line.trim_end_matches('\n'))
+            && row.key.step.is_some()
+        {
+            rows.push(row);
+        }
+    }
+    if read != mark {
+        return Err(damaged(format!(
+            "its first {} bytes were changed after the checkpoint was written",
+            mark.len
+        )));
+    }
+    for row in rows {
+        let split = row.key.split.as_str();
+        let index = history
+            .series()
+            .iter()
+            .position(|s| s.split.as_str() == split && s.metric == row.key.metric);
+        let (Some(index), Ok(value)) = (index, row.value.parse::<f64>()) else {
+            return Err(damaged(format!(
+                "its row for {} is not one this run records",
+                row.key
+            )));
+        };
+        history.record_step(index, value);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_len(mark.len))
+        .map_err(|e| {
+            damaged(format!(
+                "the rows after the checkpoint cannot be cut off: {e}"
+            ))
+        })
 }
 
 #[cfg(test)]

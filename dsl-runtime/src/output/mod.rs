@@ -3,6 +3,7 @@
 pub(crate) mod atomic;
 pub(crate) mod console;
 pub(crate) mod metrics_csv;
+pub use metrics_csv::MetricsDamaged;
 pub mod mlflow;
 pub(crate) mod plot;
 pub(crate) mod progress;

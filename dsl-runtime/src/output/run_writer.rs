@@ -9,78 +9,68 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::atomic::replace_file;
-use super::metrics_csv::{HEADER, Line, Row};
+use super::metrics_csv::{HEADER, Line};
 use super::mlflow::Tracker;
 use super::tensorboard::{EVENTS_FILE, EventWriter};
+use crate::digest::Digest;
 use crate::history::{History, Split};
 
 /// An open run directory; a disabled one (a smoke test) writes nothing.
 pub(crate) struct RunWriter {
     path: PathBuf,
     metrics: Option<BufWriter<File>>,
+    /// The digest of every byte written to `metrics.csv`, which a checkpoint records.
+    written: Digest,
+    /// One row's text, reused for every row.
+    line: String,
     events: Option<EventWriter>,
     /// With MLflow tracking: told of every flush of `metrics.csv` and of the run's end.
     tracker: Option<Tracker>,
 }
 
 impl RunWriter {
-    /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run continuing after
-    /// epoch `done` keeps the rows of epochs up to `done` (and, continuing inside epoch
-    /// `done + 1`, its step rows up to global step `last_step`) and drops later ones, which an
-    /// interrupted process may have left, so no row appears twice. Fails before any training
-    /// when the directory is not writable.
+    /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run
+    /// continuing from a checkpoint passes the checkpoint's record of `metrics.csv`
+    /// (`continues`), to which [`metrics_csv::resume`] has cut the file; the file is then
+    /// appended to. Fails before any training when the directory is not writable.
     pub(crate) fn create(
         path: &Path,
         config_json: &[u8],
-        done: usize,
-        last_step: Option<usize>,
+        continues: Option<Digest>,
         history: &History,
     ) -> std::io::Result<Self> {
         std::fs::create_dir_all(path)?;
         replace_file(&path.join("config.json"), config_json)?;
         let csv_path = path.join("metrics.csv");
-        let fresh = (done == 0 && last_step.is_none()) || !csv_path.exists();
-        if !fresh {
-            // Bytes that are not UTF-8 (a damaged file) only spoil their own row, dropped below.
-            let text = String::from_utf8_lossy(&std::fs::read(&csv_path)?).into_owned();
-            // Rows reach the file in buffer-sized pieces, so a killed process may have left half
-            // a row at the end: only lines with their newline count.
-            let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
-            // The header, written again below, and a damaged line are no rows.
-            let rows = complete.lines().filter(|line| {
-                Row::parse(line).is_some_and(|Row { key, .. }| {
-                    key.epoch <= done
-                        || (key.epoch == done + 1
-                            && key
-                                .step
-                                .zip(last_step)
-                                .is_some_and(|(step, last)| step <= last))
-                })
-            });
-            let kept: String = std::iter::once(HEADER)
-                .chain(rows)
-                .map(|line| format!("{line}\n"))
-                .collect();
-            replace_file(&csv_path, kept.as_bytes())?;
-        }
         let file = OpenOptions::new()
             .create(true)
             .write(true)
-            .append(!fresh)
-            .truncate(fresh)
+            .append(continues.is_some())
+            .truncate(continues.is_none())
             .open(&csv_path)?;
-        let mut metrics = BufWriter::new(file);
-        if fresh {
-            writeln!(metrics, "{HEADER}")?;
-        }
-        // Rewritten from the values restored with the run, so a resumed run shows each once.
-        let events = EventWriter::create(&path.join(EVENTS_FILE), config_json, history)?;
-        Ok(Self {
+        let mut run = Self {
             path: path.to_owned(),
-            metrics: Some(metrics),
-            events: Some(events),
+            metrics: Some(BufWriter::new(file)),
+            written: continues.unwrap_or(Digest::EMPTY),
+            line: String::new(),
+            // Rewritten from the values restored with the run, so a resumed run shows each once.
+            events: Some(EventWriter::create(
+                &path.join(EVENTS_FILE),
+                config_json,
+                history,
+            )?),
             tracker: None,
-        })
+        };
+        if continues.is_none() {
+            run.write_line(format_args!("{HEADER}"))?;
+        }
+        Ok(run)
+    }
+
+    /// The length and hash of what this run's `metrics.csv` holds so far, rows still in the
+    /// buffer included: a checkpoint taken after [`RunWriter::flush`] records it.
+    pub(crate) fn written(&self) -> Digest {
+        self.written
     }
 
     /// A run directory that is never created or written.
@@ -88,6 +78,8 @@ impl RunWriter {
         Self {
             path: path.to_owned(),
             metrics: None,
+            written: Digest::EMPTY,
+            line: String::new(),
             events: None,
             tracker: None,
         }
@@ -186,12 +178,21 @@ impl RunWriter {
     }
 
     fn row(&mut self, row: Line) -> std::io::Result<()> {
-        match &mut self.metrics {
-            Some(csv) => {
-                writeln!(csv, "{row}").map_err(|e| naming(&self.path.join("metrics.csv"), e))
-            }
-            None => Ok(()),
-        }
+        self.write_line(format_args!("{row}"))
+    }
+
+    /// One line of `metrics.csv`, digested as it is written.
+    fn write_line(&mut self, line: std::fmt::Arguments) -> std::io::Result<()> {
+        let Some(csv) = &mut self.metrics else {
+            return Ok(());
+        };
+        self.line.clear();
+        std::fmt::Write::write_fmt(&mut self.line, line).expect("a String takes any text");
+        self.line.push('\n');
+        csv.write_all(self.line.as_bytes())
+            .map_err(|e| naming(&self.path.join("metrics.csv"), e))?;
+        self.written.update(self.line.as_bytes());
+        Ok(())
     }
 
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
@@ -221,14 +222,18 @@ fn naming(file: &Path, error: std::io::Error) -> std::io::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::RunWriter;
-    use crate::history::{History, Split};
-    use crate::output::metrics_csv::CsvValue;
+    use std::path::Path;
 
-    #[test]
-    fn a_run_continuing_inside_an_epoch_keeps_its_rows_up_to_the_saved_step() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut run = RunWriter::create(dir.path(), b"{}", 0, None, &History::default()).unwrap();
+    use super::RunWriter;
+    use crate::digest::Digest;
+    use crate::history::{History, Split};
+    use crate::output::metrics_csv::{self, CsvValue};
+
+    /// A run of two epochs of two steps, with a checkpoint after step 3, and what a killed
+    /// process left after it: step 4, epoch 2's value, half a row.
+    fn interrupted_run(dir: &Path) -> Digest {
+        let mut run = RunWriter::create(dir, b"{}", None, &History::default()).unwrap();
+        let mut mark = None;
         for step in 1..=4 {
             let epoch = 1 + (step - 1) / 2;
             run.step_row(step, epoch, Split::Train, "loss", 1.0 / step as f64)
@@ -236,22 +241,89 @@ mod tests {
             if step % 2 == 0 {
                 run.epoch_row(epoch, Split::Train, "loss", 0.5).unwrap();
             }
+            if step == 3 {
+                run.flush().unwrap();
+                mark = Some(run.written());
+            }
         }
         run.flush().unwrap();
         drop(run);
-        // A killed process left half a row.
-        let csv_path = dir.path().join("metrics.csv");
+        let csv_path = dir.join("metrics.csv");
         let mut text = std::fs::read_to_string(&csv_path).unwrap();
         text.push_str("5,1");
         std::fs::write(&csv_path, text).unwrap();
-        // Saved inside epoch 2 after step 3: step 4 and epoch 2's value were written later.
-        let run = RunWriter::create(dir.path(), b"{}", 1, Some(3), &History::default()).unwrap();
+        mark.unwrap()
+    }
+
+    fn declared() -> History {
+        let mut history = History::default();
+        history.declare(Split::Train, "loss", false);
+        history
+    }
+
+    #[test]
+    fn a_run_continuing_from_a_checkpoint_keeps_its_rows_and_reads_its_steps_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mark = interrupted_run(dir.path());
+        let csv_path = dir.path().join("metrics.csv");
+        let mut history = declared();
+        metrics_csv::resume(&csv_path, mark, &mut history).unwrap();
+        let steps = &history.get(Split::Train, "loss").unwrap().steps;
+        assert_eq!(steps, &[1.0, 0.5, 1.0 / 3.0]);
+        let mut run = RunWriter::create(dir.path(), b"{}", Some(mark), &history).unwrap();
+        run.step_row(4, 2, Split::Train, "loss", 0.25).unwrap();
+        run.flush().unwrap();
+        let written = run.written();
         drop(run);
-        let csv = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
+        let csv = std::fs::read(&csv_path).unwrap();
         assert_eq!(
-            csv,
-            "step,epoch,split,metric,value\n1,1,train,loss,1\n2,1,train,loss,0.5\n,1,train,loss,0.5\n3,2,train,loss,0.3333333333333333\n"
+            String::from_utf8_lossy(&csv),
+            "step,epoch,split,metric,value\n1,1,train,loss,1\n2,1,train,loss,0.5\n,1,train,loss,0.5\n3,2,train,loss,0.3333333333333333\n4,2,train,loss,0.25\n"
         );
+        assert_eq!(written, Digest::of(&csv), "the digest follows the file");
+    }
+
+    #[test]
+    fn a_metrics_file_that_lost_or_changed_rows_is_refused_never_shortened() {
+        let dir = tempfile::tempdir().unwrap();
+        let mark = interrupted_run(dir.path());
+        let csv_path = dir.path().join("metrics.csv");
+        let original = std::fs::read(&csv_path).unwrap();
+        let refused = |expect: &str| {
+            let err = metrics_csv::resume(&csv_path, mark, &mut declared()).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                message.contains(expect) && message.contains("help: restore"),
+                "{message}"
+            );
+        };
+        // Cut short: rows the checkpoint recorded are gone.
+        std::fs::write(&csv_path, &original[..40]).unwrap();
+        refused("rows are missing");
+        // One value edited.
+        std::fs::write(
+            &csv_path,
+            String::from_utf8_lossy(&original).replace("0.5", "0.6"),
+        )
+        .unwrap();
+        refused("were changed after the checkpoint");
+        // Replaced by a sparse file of a gigabyte: only the checkpoint's length is read.
+        std::fs::remove_file(&csv_path).unwrap();
+        std::fs::File::create(&csv_path)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        refused("were changed after the checkpoint");
+        assert_eq!(
+            std::fs::metadata(&csv_path).unwrap().len(),
+            1 << 30,
+            "left as found"
+        );
+        std::fs::remove_file(&csv_path).unwrap();
+        refused("the file is missing");
+        let c = std::ffi::CString::new(csv_path.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        refused("not a regular file (it is a FIFO)");
     }
 
     #[test]

@@ -161,6 +161,8 @@ struct Tally {
     /// Changed files that loaded: only a re-sealed edit that kept the state consistent.
     undetected: Vec<String>,
     errors: usize,
+    /// The errors' messages.
+    messages: Vec<String>,
     resumed_equal: usize,
     resumed_different: Vec<String>,
     panics: Vec<String>,
@@ -197,6 +199,7 @@ fn fuzz_checkpoint_file(file: &str, sealed: bool, seed: u64, reference: &[u32]) 
             Ok(Err(err)) => {
                 assert!(!err.to_string().is_empty());
                 tally.errors += 1;
+                tally.messages.push(err.to_string());
             }
             Ok(Ok(report)) if report.model.mlp.weights() == reference => tally.resumed_equal += 1,
             Ok(Ok(_)) => tally.resumed_different.push(format!("case {case}: {what}")),
@@ -271,11 +274,20 @@ fn untrusted_model_records() {
 
 #[test]
 fn untrusted_metrics_csv() {
-    // metrics.csv is not read for training: whatever it holds, the resume drops the rows it
-    // cannot read and ends as the uninterrupted run.
+    // metrics.csv holds the per-step record a resume continues: a change to the rows the
+    // checkpoint recorded is refused, naming the file (never dropped silently); bytes after
+    // them (what an interrupted process appended) are cut off, and the resume ends as the
+    // uninterrupted run.
     let tally = fuzz_checkpoint_file("metrics.csv", false, 0x5747_e003, &reference());
     check("metrics.csv", &tally);
-    assert_eq!(tally.resumed_equal, tally.cases, "{tally:?}");
+    assert_eq!(tally.errors + tally.resumed_equal, tally.cases, "{tally:?}");
+    assert!(tally.errors > 0 && tally.resumed_equal > 0, "{tally:?}");
+    for message in &tally.messages {
+        assert!(
+            message.contains("metrics.csv does not hold the rows the checkpoint recorded"),
+            "{message}"
+        );
+    }
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

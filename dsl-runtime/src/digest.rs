@@ -1,4 +1,4 @@
-//! Detecting a damaged checkpoint file.
+//! Detecting a damaged checkpoint file, or a `metrics.csv` that no longer starts as its checkpoint saw it.
 //!
 //! A burnpack file cut short fails to parse, but flipped bytes inside a tensor still load as
 //! different weights. Each file's length and FNV-1a hash go into the epoch's state file and are
@@ -17,17 +17,27 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// The digest of no bytes, to [`Digest::update`] as a file grows.
+    pub const EMPTY: Digest = Digest {
+        len: 0,
+        fnv1a: 0xcbf2_9ce4_8422_2325,
+    };
+
     /// The digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut digest = Self::EMPTY;
+        digest.update(bytes);
+        digest
+    }
+
+    /// The digest of what this one covers followed by `bytes`: how `metrics.csv`, which only
+    /// grows, is digested row by row as it is written.
+    pub fn update(&mut self, bytes: &[u8]) {
         for byte in bytes {
-            hash ^= u64::from(*byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
+            self.fnv1a ^= u64::from(*byte);
+            self.fnv1a = self.fnv1a.wrapping_mul(0x0100_0000_01b3);
         }
-        Self {
-            len: bytes.len() as u64,
-            fnv1a: hash,
-        }
+        self.len += bytes.len() as u64;
     }
 }
 
@@ -97,5 +107,14 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a, Digest::of(b"checkpoint bytes"));
         assert_eq!(Digest::of(b"").fnv1a, 0xcbf2_9ce4_8422_2325);
+    }
+
+    #[test]
+    fn a_digest_updated_piece_by_piece_is_the_digest_of_the_whole() {
+        let mut grown = Digest::EMPTY;
+        grown.update(b"step,epoch\n");
+        grown.update(b"1,1\n");
+        assert_eq!(grown, Digest::of(b"step,epoch\n1,1\n"));
+        assert_eq!(grown.len, 15);
     }
 }
