@@ -70,6 +70,9 @@
 // The layers, each depending only on those listed before it (checked by
 // `tests/runtime/module_graph.rs`): the config, data and metrics, the model, checkpoints and
 // inference, the fit loop, the run's outputs, the application.
+// First, so that its macros (`say!`, `show!`) are in scope in every module below.
+#[macro_use]
+mod terminal;
 pub mod app;
 pub mod checkpoint;
 pub mod config;

@@ -380,7 +380,7 @@ pub fn run_children(
     let mut next = 0;
     while next < trials || !running.is_empty() {
         while next < trials && running.len() < jobs.max(1) {
-            eprintln!("sweep: trial {next} of {trials} started");
+            say!("sweep: trial {next} of {trials} started");
             let (child, copies) = spawn(next)?;
             running.push((next, child, copies));
             next += 1;
@@ -396,7 +396,7 @@ pub fn run_children(
                 for copy in copies {
                     let _ = copy.join();
                 }
-                eprintln!(
+                say!(
                     "sweep: trial {trial} {}",
                     if ok { "finished" } else { "failed" }
                 );

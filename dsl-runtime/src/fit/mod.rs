@@ -494,7 +494,7 @@ impl<M: LearnerModel> Fit<M> {
 /// data-parallel run (whose options it adjusts: see [`parallel_options`]).
 #[allow(clippy::type_complexity)]
 fn checked_options<S>(
-    options: FitOptions,
+    mut options: FitOptions,
     parallel: Option<S>,
 ) -> Result<
     (
@@ -504,6 +504,9 @@ fn checked_options<S>(
     FitError,
 > {
     options.validate()?;
+    if let Some(target) = &mut options.mlflow {
+        target.forget_credentials("the MLflow tracking URI");
+    }
     let parallel = parallel.and_then(|setup| crate::parallel::group().map(|g| (g, setup)));
     let options = match &parallel {
         Some((group, _)) => parallel_options(options, *group)?,
@@ -653,7 +656,7 @@ fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<
         Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
         // The checkpoint, not this file, is what the run continues from; the file is written anew.
         Err(e) => {
-            eprintln!(
+            say!(
                 "warning: the run's {} is unreadable ({e}); it is written anew from this run's settings",
                 path.display()
             );
@@ -759,7 +762,7 @@ impl RunFiles {
             match crate::output::mlflow::Tracker::start(target, info) {
                 Ok(tracker) => run_dir.track(tracker),
                 Err(message) => {
-                    eprintln!("warning: MLflow tracking is off for this run: {message}")
+                    say!("warning: MLflow tracking is off for this run: {message}")
                 }
             }
         }

@@ -211,7 +211,7 @@ fn load(
             let latest = match checkpoints.load_latest() {
                 Ok(Some((loaded, skipped))) => {
                     for note in skipped {
-                        eprintln!("warning: {note}");
+                        say!("warning: {note}");
                     }
                     Some(loaded)
                 }
@@ -235,7 +235,7 @@ fn load(
                 .into());
             }
             for file in &damaged {
-                eprintln!("warning: skipped the damaged checkpoint file {file}");
+                say!("warning: skipped the damaged checkpoint file {file}");
             }
             match (interrupted, latest) {
                 (Some(inside), Some(after)) if after.state.epoch > inside.state.epoch => {
@@ -256,19 +256,19 @@ fn load(
                         ..
                     },
                 ..
-            }) => eprintln!(
+            }) => say!(
                 "resuming inside epoch {} after batch {} (step {}) from {}",
                 epoch + 1,
                 within.batches,
                 within.step,
                 checkpoints.path().display()
             ),
-            Some(loaded) => eprintln!(
+            Some(loaded) => say!(
                 "resuming after epoch {} from {}",
                 loaded.state.epoch,
                 checkpoints.path().display()
             ),
-            None => eprintln!(
+            None => say!(
                 "no checkpoint in {}: starting from epoch 1",
                 checkpoints.path().display()
             ),

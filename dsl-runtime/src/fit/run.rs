@@ -235,6 +235,11 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 parallel.valid.summary()
             ));
         }
+        if crate::terminal::dropped() {
+            summary.push_str(
+                "\noutput to the terminal was dropped: stdout or stderr was closed (a closed pipe); metrics.csv holds every value\n",
+            );
+        }
         let written = self.write_summary(&summary);
         if let Some(saving) = saving {
             saving.writer.finish()?;
@@ -245,9 +250,9 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             if let Some(early_stop) = &self.features.early_stop
                 && early_stop.stopped()
             {
-                eprintln!("early stopping: {}", early_stop.reason());
+                say!("early stopping: {}", early_stop.reason());
             }
-            eprint!("{summary}");
+            say_part!("{summary}");
         }
         let averaged = self.state.ema.take().map(Ema::into_average);
         Ok(FitReport {

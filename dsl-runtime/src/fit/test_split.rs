@@ -141,7 +141,7 @@ impl<M: LearnerModel> FitReport<M> {
             } else {
                 "model"
             };
-            eprintln!("{}", line(&evaluation, measured));
+            say!("{}", line(&evaluation, measured));
         }
         self.test = Some(evaluation);
         Ok(self)

@@ -70,7 +70,7 @@ impl Progress {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!("{}", line());
+            say!("{}", line());
         }
     }
 }

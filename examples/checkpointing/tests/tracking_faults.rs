@@ -145,3 +145,138 @@ fn a_server_this_runtime_cannot_speak_to_turns_tracking_off_with_one_line() {
     );
     assert_eq!(rows(dir.path()), 5 * 6 + 5 * 3);
 }
+
+/// Every file under `dir`, as bytes, with its path.
+fn files_under(dir: &Path, out: &mut Vec<(std::path::PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+}
+
+#[test]
+fn no_credential_reaches_a_file_or_the_terminal() {
+    // A stand-in that answers every request 401 and keeps what it was sent.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = sent.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 8192];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let body = r#"{"error_code":"UNAUTHENTICATED"}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 401 UNAUTHORIZED\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let (in_uri, password, token) = ("uri-secret-1", "password-secret-2", "token-secret-3");
+    let dir = tempfile::tempdir().unwrap();
+    let uri = format!("http://carol:{in_uri}@127.0.0.1:{port}");
+    let env = [
+        ("MLFLOW_TRACKING_USERNAME", "alice"),
+        ("MLFLOW_TRACKING_PASSWORD", password),
+        ("MLFLOW_TRACKING_TOKEN", token),
+    ];
+    let first = train(dir.path(), &uri, &env);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    // A resume reads the saved settings back and writes them again.
+    let resumed = Command::new(BIN)
+        .args(["--epochs", "6", "--resume", "latest", "--artifacts"])
+        .arg(dir.path())
+        .env("MLFLOW_TRACKING_URI", &uri)
+        .envs(env)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(stderr.contains("resuming after epoch 5"), "{stderr}");
+    let warning = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        warning.contains("MLFLOW_TRACKING_URI holds credentials")
+            && warning.contains(&format!("http://127.0.0.1:{port}")),
+        "{warning}"
+    );
+    let mut files = Vec::new();
+    files_under(dir.path(), &mut files);
+    assert!(
+        files.iter().any(|(p, _)| p.ends_with("checkpoint/state-6.json")),
+        "{files:?}"
+    );
+    for secret in [in_uri, password, token] {
+        for (path, bytes) in &files {
+            assert!(
+                !String::from_utf8_lossy(bytes).contains(secret),
+                "{secret} in {}",
+                path.display()
+            );
+        }
+        for out in [&first, &resumed] {
+            for stream in [&out.stdout, &out.stderr] {
+                assert!(!String::from_utf8_lossy(stream).contains(secret), "{secret} printed");
+            }
+        }
+    }
+    // The URI's credentials are not used either: the token went, as a bearer token.
+    let sent = sent.lock().unwrap();
+    assert!(!sent.is_empty());
+    for request in sent.iter() {
+        assert!(!request.contains(in_uri) && !request.contains("carol"), "{request}");
+        assert!(request.contains(&format!("Authorization: Bearer {token}")), "{request}");
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_delays_the_end_by_the_stated_wait_at_most() {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    // A stand-in that takes every connection and request, and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["--epochs", "2", "--artifacts"])
+        .arg(dir.path())
+        .env("MLFLOW_TRACKING_URI", format!("http://127.0.0.1:{port}"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        lines.push((Instant::now(), line.unwrap()));
+    }
+    assert!(child.wait().unwrap().success(), "{lines:?}");
+    let ended = Instant::now();
+    let (last_epoch, _) = lines
+        .iter()
+        .find(|(_, line)| line.starts_with("epoch 2/2"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    // The book's bound (30 s, in total), and 2 s for the summary, the plot and the exit.
+    let waited = ended - *last_epoch;
+    assert!(waited <= Duration::from_secs(32), "{waited:?}: {lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|(_, line)| line.contains("did not take the run's end in 30 s")),
+        "{lines:?}"
+    );
+    assert_eq!(rows(dir.path()), 2 * 6 + 2 * 3, "every value is on disk");
+}

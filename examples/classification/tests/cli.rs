@@ -343,9 +343,9 @@ fn run_with_file_limit(bytes: u64, args: &[&str]) -> Output {
 fn a_full_disk_fails_cleanly_and_loses_no_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let artifacts = dir.path().to_str().unwrap();
-    // Epoch 3's state file (3.4 kB) no longer fits; everything before it (epoch 2's state
-    // file: 3.0 kB) does.
-    let out = run_with_file_limit(3200, &["--artifacts", artifacts]);
+    // Epoch 3's state file (2.9 kB) no longer fits; everything before it (epoch 2's state
+    // file and the event file: 2.7 kB each) does.
+    let out = run_with_file_limit(2800, &["--artifacts", artifacts]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("File too large") && stderr(&out).contains("state-3.json"),
@@ -624,4 +624,43 @@ fn a_quiet_sweep_with_one_job_trains_every_trial_and_logs_each() {
     let columns: Vec<usize> = md.lines().map(|l| l.matches('|').count()).collect();
     assert_eq!(md.lines().count(), 4, "{md}");
     assert!(columns.iter().all(|&c| c == columns[0]), "{md}");
+}
+
+/// The write end of a pipe whose read end is already closed: every write fails with EPIPE,
+/// as when the reader of `train | head -2` has exited.
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: `fds[1]` is an open descriptor that nothing else owns.
+    std::process::Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[1]) })
+}
+
+#[test]
+fn a_closed_stdout_or_stderr_never_stops_the_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(BIN)
+        .args(["--artifacts", dir.path().to_str().unwrap()])
+        .stdout(closed_pipe())
+        .stderr(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let run_dir = dir.path().join("three_class/run-1");
+    let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
+    assert!(csv.lines().any(|l| l == ",3,valid,accuracy,70.83333333333333"), "{csv}");
+    let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
+    assert_eq!(
+        summary.matches("output to the terminal was dropped").count(),
+        1,
+        "{summary}"
+    );
+    // What a pipe into `head -1` gives `--print-config`.
+    let status = Command::new(BIN)
+        .arg("--print-config")
+        .stdout(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
 }

@@ -68,7 +68,7 @@ pub fn run<E: Experiment>(
     if let (false, Some((rank, size))) = (E::DATA_PARALLEL, parallel::launched()) {
         // Each process would train the whole run on its own and write it `size` times over.
         if rank == 0 {
-            eprintln!(
+            say!(
                 "error: launched as one of {size} processes (`mpirun`, `srun`), but this experiment has no `data_parallel` key: each process would train its own full run; add `data_parallel: mpi` to its `training!` to train one run over the processes, or start it without a launcher"
             );
         }
@@ -77,11 +77,19 @@ pub fn run<E: Experiment>(
     let joined = match E::DATA_PARALLEL.then(parallel::join).transpose() {
         Ok(joined) => joined,
         Err(err) => {
-            eprintln!("error: {err}");
+            say!("error: {err}");
             return ExitCode::from(2);
         }
     };
     let rank = joined.as_ref().map_or(0, |j| j.rank_and_size().0);
+    // Once the run's epochs are done, a first Ctrl-C or SIGTERM no longer ends the process by
+    // the signal (143) while the test split, the report and the device's teardown (long on a
+    // GPU backend) finish: the handler is held until `main` returns, so the exit code is the
+    // run's on every backend. A second signal still ends it at once.
+    let finishing = std::cell::OnceCell::new();
+    let trained = || {
+        finishing.get_or_init(|| crate::interrupt::Interrupt::install().ok());
+    };
     let train = || {
         main(E::defaults(), E::plan(), |config, args: &Args| {
             let device = E::open_device(&config)?;
@@ -94,7 +102,7 @@ pub fn run<E: Experiment>(
                                 .into(),
                     });
                 };
-                println!("{}", test_line(&evaluation?));
+                show!("{}", test_line(&evaluation?));
                 return E::saved_run(&config);
             }
             if args.predict {
@@ -121,7 +129,8 @@ pub fn run<E: Experiment>(
                     // The rerun is a check, not a run to compare on the server.
                     options.mlflow = None;
                 })?;
-                println!("{}", recorded.check(&report.run_dir, &report.config)?);
+                trained();
+                show!("{}", recorded.check(&report.run_dir, &report.config)?);
                 return Ok(dir.clone());
             }
             if args.mlflow_log_model && mlflow::Mlflow::from_env().is_none() {
@@ -131,6 +140,7 @@ pub fn run<E: Experiment>(
                 });
             }
             let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
+            trained();
             if let Some(trial) = &args.sweep_trial {
                 trial.record(&report.history, &report.run_dir)?;
             }

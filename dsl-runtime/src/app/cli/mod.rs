@@ -364,7 +364,7 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
         // Spellings `training!` also accepts for an optimizer argument (`adam(beta1 = ..)`).
         let part = match dsl_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
             Some((alias, name)) if !map.contains_key(part) && map.contains_key(name) => {
-                eprintln!(
+                say!(
                     "note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`"
                 );
                 name
@@ -421,7 +421,7 @@ where
     let config = match args.resolve(&defaults) {
         Ok(config) => config,
         Err(err) => {
-            eprintln!("error: {err}");
+            say!("error: {err}");
             return ExitCode::from(2);
         }
     };
@@ -432,11 +432,11 @@ where
         Ok(Some(config)) => config,
         Ok(None) => return ExitCode::SUCCESS,
         Err(Swept::Usage(err)) => {
-            eprintln!("error: {err}");
+            say!("error: {err}");
             return ExitCode::from(2);
         }
         Err(Swept::Failed(trials)) => {
-            eprintln!("error: trials {trials:?} failed; rerun one with `--trial K` to see why");
+            say!("error: trials {trials:?} failed; rerun one with `--trial K` to see why");
             return ExitCode::FAILURE;
         }
     };
@@ -536,7 +536,7 @@ fn sweep<C: Serialize + DeserializeOwned>(
             // A sweep without a metric to rank by fails here, before any trial trains.
             plan.trial(dir.clone(), 0)?;
             let jobs = args.jobs.unwrap_or(1) as usize;
-            eprintln!(
+            say!(
                 "sweep: {} trials, {jobs} at a time, in {}",
                 trials.len(),
                 dir.display()
@@ -551,8 +551,8 @@ fn sweep<C: Serialize + DeserializeOwned>(
                 parent.end(failed.is_empty());
             }
             match crate::app::sweep::report(&dir) {
-                Ok(table) => println!("{table}"),
-                Err(e) => eprintln!("error: cannot write the sweep's tables: {e}"),
+                Ok(table) => show!("{table}"),
+                Err(e) => say!("error: cannot write the sweep's tables: {e}"),
             }
             if failed.is_empty() {
                 Ok(None)
@@ -573,11 +573,11 @@ fn parse_args() -> Result<Args, ExitCode> {
 fn print_config(config: serde_json::Result<Value>) -> ExitCode {
     match config.and_then(|config| serde_json::to_string_pretty(&config)) {
         Ok(json) => {
-            println!("{json}");
+            show!("{json}");
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("error: {err}");
+            say!("error: {err}");
             ExitCode::FAILURE
         }
     }
@@ -597,18 +597,18 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
     match outcome {
         Ok(run_dir) => {
             if args.fast_dev_run {
-                eprintln!("fast dev run passed: nothing was written");
+                say!("fast dev run passed: nothing was written");
             } else if args.predict || args.export.is_some() {
-                eprintln!("wrote {}", run_dir.display());
+                say!("wrote {}", run_dir.display());
             } else if args.verify.is_some() {
                 // The verdict is already printed.
             } else if !args.quiet {
-                eprintln!("run directory: {}", run_dir.display());
+                say!("run directory: {}", run_dir.display());
             }
             ExitCode::SUCCESS
         }
         Err(err @ FitError::Interrupted { .. }) => {
-            eprintln!("{err}");
+            say!("{err}");
             ExitCode::from(130)
         }
         Err(err) => {
@@ -627,11 +627,11 @@ fn report(args: &Args, outcome: Result<PathBuf, FitError>) -> ExitCode {
                     if group.rank() != 0 {
                         std::thread::sleep(std::time::Duration::from_secs(3));
                     }
-                    eprintln!("error (rank {} of {}): {err}", group.rank(), group.size());
+                    say!("error (rank {} of {}): {err}", group.rank(), group.size());
                     group.abort(code)
                 }
                 None => {
-                    eprintln!("error: {err}");
+                    say!("error: {err}");
                     ExitCode::from(code as u8)
                 }
             }

@@ -15,7 +15,7 @@ mod client;
 mod http;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -54,12 +54,35 @@ impl Mlflow {
     /// MLflow's own clients read them), and a sweep trial's parent run.
     pub fn from_env() -> Option<Mlflow> {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
-        Some(Mlflow {
+        let mut target = Mlflow {
             uri: var("MLFLOW_TRACKING_URI")?,
             experiment: var("MLFLOW_EXPERIMENT_NAME"),
             parent_run: var(PARENT_RUN),
-        })
+        };
+        target.forget_credentials("MLFLOW_TRACKING_URI");
+        Some(target)
     }
+
+    /// Drops the `user:password@` of [`Mlflow::uri`], with one line saying so: this value is
+    /// saved in `config.json` and every checkpoint, and printed in messages, so a secret in it
+    /// would reach disk. `source` names where the URI came from.
+    pub(crate) fn forget_credentials(&mut self, source: &str) {
+        if let Some(clean) = without_userinfo(&self.uri) {
+            say!(
+                "warning: {source} holds credentials (`user:password@` in {clean}); they are neither used nor stored: put them in MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN"
+            );
+            self.uri = clean;
+        }
+    }
+}
+
+/// `uri` without the user information of its authority (`http://user:secret@host:5000/x` →
+/// `http://host:5000/x`); `None` when it has none.
+fn without_userinfo(uri: &str) -> Option<String> {
+    let (scheme, rest) = uri.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..end].rfind('@')?;
+    Some(format!("{scheme}://{}", &rest[at + 1..]))
 }
 
 /// A sweep's run on the server, whose trials are its children (`mlflow.parentRunId`), so that
@@ -95,7 +118,7 @@ impl SweepParent {
         match created {
             Ok(parent) => Some(parent),
             Err(why) => {
-                eprintln!(
+                say!(
                     "warning: MLflow: the sweep's parent run cannot be created ({why}); its trials are tracked on their own"
                 );
                 None
@@ -111,7 +134,7 @@ impl SweepParent {
     pub fn end(self, succeeded: bool) {
         let status = if succeeded { "FINISHED" } else { "FAILED" };
         if let Err(error) = self.client.update(&self.run_id, status, Some(now_ms())) {
-            eprintln!("warning: MLflow: the sweep's parent run keeps its status: {error}");
+            say!("warning: MLflow: the sweep's parent run keeps its status: {error}");
         }
     }
 }
@@ -132,7 +155,7 @@ pub fn log_file(run_dir: &Path, name: &str) {
                 .map_err(|e| e.to_string())
         });
     if let Err(why) = outcome {
-        eprintln!(
+        say!(
             "warning: MLflow tracking is behind: {name} was not logged ({why}); `--mlflow-sync` sends it"
         );
     }
@@ -311,20 +334,40 @@ impl Tracker {
             artifacts,
             error,
         };
-        if self.messages.send(message).is_err() {
-            return;
+        // One deadline for handing the end over and for its sending: a worker held by a
+        // server that does not answer may not take the message at once.
+        let deadline = Instant::now() + FINISH_WAIT;
+        let mut message = message;
+        loop {
+            match self.messages.try_send(message) {
+                Ok(()) => break,
+                Err(TrySendError::Disconnected(_)) => return,
+                Err(TrySendError::Full(again)) if Instant::now() < deadline => {
+                    message = again;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(TrySendError::Full(_)) => {
+                    self.late();
+                    return;
+                }
+            }
         }
-        match self.done.recv_timeout(FINISH_WAIT) {
+        match self.done.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                 if let Some(worker) = self.worker.take() {
                     let _ = worker.join();
                 }
             }
-            Err(RecvTimeoutError::Timeout) => eprintln!(
-                "warning: MLflow tracking is behind: the server did not take the run's end in {} s; `--mlflow-sync <run dir>` sends the rest",
-                FINISH_WAIT.as_secs()
-            ),
+            Err(RecvTimeoutError::Timeout) => self.late(),
         }
+    }
+
+    /// The end was not sent within [`FINISH_WAIT`].
+    fn late(&self) {
+        say!(
+            "warning: MLflow tracking is behind: the server did not take the run's end in {} s; `--mlflow-sync <run dir>` sends the rest",
+            FINISH_WAIT.as_secs()
+        )
     }
 }
 
@@ -340,7 +383,7 @@ impl Drop for Tracker {
 /// what the server holds.
 pub fn sync_run_dir(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<(), String> {
     let ledger = sync(target, run_dir, experiment)?;
-    eprintln!(
+    say!(
         "MLflow: run {} of experiment {} holds the {} values of {}",
         ledger.run_id,
         ledger.experiment_id,
@@ -396,7 +439,7 @@ pub(crate) fn after_test(run_dir: &Path, config: &serde_json::Value) {
     };
     let experiment = target.experiment_of(config);
     if let Err(message) = sync(&target, run_dir, &experiment) {
-        eprintln!("warning: MLflow tracking is behind: {message}");
+        say!("warning: MLflow tracking is behind: {message}");
     }
 }
 
@@ -468,12 +511,12 @@ impl Worker {
     fn behind(&mut self, error: &TrackingError) {
         if !error.transient() {
             self.disabled = true;
-            eprintln!(
+            say!(
                 "warning: MLflow tracking stopped for this run: {error}; training goes on, metrics.csv keeps every value and `--mlflow-sync {}` sends them",
                 self.info.run_dir.display()
             );
         } else if !self.warned {
-            eprintln!(
+            say!(
                 "warning: MLflow tracking is behind: {error}; training goes on, and what is not sent is sent at the next epoch, at the end, or with `--mlflow-sync {}`",
                 self.info.run_dir.display()
             );
@@ -516,7 +559,7 @@ impl Worker {
 
     fn save(&mut self, ledger: &Ledger) {
         if let Err(err) = ledger.write(&self.info.run_dir) {
-            eprintln!("warning: cannot write {LEDGER}: {err}; MLflow tracking stops");
+            say!("warning: cannot write {LEDGER}: {err}; MLflow tracking stops");
             self.disabled = true;
         }
     }
@@ -530,7 +573,7 @@ impl Worker {
             self.behind(&error);
         } else if self.warned {
             self.warned = false;
-            eprintln!("MLflow tracking caught up");
+            say!("MLflow tracking caught up");
         }
     }
 
@@ -691,6 +734,21 @@ fn params_of(config: &serde_json::Value) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn credentials_are_cut_from_a_uri_and_nothing_else() {
+        use super::without_userinfo;
+        assert_eq!(
+            without_userinfo("http://bob:s3cret@127.0.0.1:5000/prefix?a=b@c").as_deref(),
+            Some("http://127.0.0.1:5000/prefix?a=b@c")
+        );
+        assert_eq!(
+            without_userinfo("http://tok@host").as_deref(),
+            Some("http://host")
+        );
+        assert_eq!(without_userinfo("http://host:5000/a@b"), None);
+        assert_eq!(without_userinfo("databricks"), None);
+    }
+
     use super::*;
 
     #[test]
