@@ -237,7 +237,14 @@ impl FitOptions {
         // that come from the command line, a config file or code.
         let within = |key: &str, value: f64| bounds::of(key).admits(value);
         if !within("batch_size", self.batch_size as f64) {
-            return invalid("batch_size", "must be at least 1");
+            return invalid(
+                "batch_size",
+                &format!(
+                    "is {}; it must be {}",
+                    self.batch_size,
+                    bounds::of("batch_size").describe()
+                ),
+            );
         }
         if self.first_epoch == 0 {
             return invalid("first_epoch", "epochs are numbered from 1");

@@ -626,7 +626,11 @@ pub fn optimizer_steps(
     let batches = train_items.div_ceil(batch_size.max(1));
     // A data-parallel step sums one batch per rank, as accumulation does in one process.
     let ranks = crate::parallel::group().map_or(1, |g| g.size());
-    batches.div_ceil(accumulation.unwrap_or(1).max(1) * ranks) * epochs
+    // Saturating: `--epochs` out of its range reaches here before the options are checked,
+    // which then refuse it.
+    batches
+        .div_ceil(accumulation.unwrap_or(1).max(1).saturating_mul(ranks))
+        .saturating_mul(epochs)
 }
 
 /// Where [`OptimizerSpec::build`] puts the optimizer: alone, or as the group of a

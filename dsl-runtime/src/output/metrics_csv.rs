@@ -1,6 +1,7 @@
 //! `metrics.csv`, the run's record of every value, and the one place that knows its format:
 //! rows are written here ([`Line`]) by the run directory and the test split, and read back
-//! ([`Row::parse`]) to trim an interrupted run's file on resume and by `--verify`.
+//! ([`Row::parse`]) by a resume, which continues the file from its checkpoint ([`resume`]), and
+//! by `--verify`.
 
 use std::path::{Path, PathBuf};
 

@@ -170,7 +170,7 @@ fn bad_options_and_empty_datasets_are_named() {
         .unwrap();
     assert_eq!(
         err.to_string(),
-        "invalid fit option `batch_size`: must be at least 1"
+        "invalid fit option `batch_size`: is 0; it must be a whole number from 1 to 4294967295"
     );
     let err = seed_fit(dir.path())
         .run(

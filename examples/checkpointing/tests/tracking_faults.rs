@@ -190,7 +190,11 @@ fn no_credential_reaches_a_file_or_the_terminal() {
         ("MLFLOW_TRACKING_TOKEN", token),
     ];
     let first = train(dir.path(), &uri, &env);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     // A resume reads the saved settings back and writes them again.
     let resumed = Command::new(BIN)
         .args(["--epochs", "6", "--resume", "latest", "--artifacts"])
@@ -211,7 +215,9 @@ fn no_credential_reaches_a_file_or_the_terminal() {
     let mut files = Vec::new();
     files_under(dir.path(), &mut files);
     assert!(
-        files.iter().any(|(p, _)| p.ends_with("checkpoint/state-6.json")),
+        files
+            .iter()
+            .any(|(p, _)| p.ends_with("checkpoint/state-6.json")),
         "{files:?}"
     );
     for secret in [in_uri, password, token] {
@@ -224,7 +230,10 @@ fn no_credential_reaches_a_file_or_the_terminal() {
         }
         for out in [&first, &resumed] {
             for stream in [&out.stdout, &out.stderr] {
-                assert!(!String::from_utf8_lossy(stream).contains(secret), "{secret} printed");
+                assert!(
+                    !String::from_utf8_lossy(stream).contains(secret),
+                    "{secret} printed"
+                );
             }
         }
     }
@@ -232,8 +241,14 @@ fn no_credential_reaches_a_file_or_the_terminal() {
     let sent = sent.lock().unwrap();
     assert!(!sent.is_empty());
     for request in sent.iter() {
-        assert!(!request.contains(in_uri) && !request.contains("carol"), "{request}");
-        assert!(request.contains(&format!("Authorization: Bearer {token}")), "{request}");
+        assert!(
+            !request.contains(in_uri) && !request.contains("carol"),
+            "{request}"
+        );
+        assert!(
+            request.contains(&format!("Authorization: Bearer {token}")),
+            "{request}"
+        );
     }
 }
 
@@ -252,8 +267,9 @@ fn a_server_that_never_answers_delays_the_end_by_the_stated_wait_at_most() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
+    // Eight epochs: more flushes than the tracker's queue holds while its thread waits.
     let mut child = Command::new(BIN)
-        .args(["--epochs", "2", "--artifacts"])
+        .args(["--epochs", "8", "--artifacts"])
         .arg(dir.path())
         .env("MLFLOW_TRACKING_URI", format!("http://127.0.0.1:{port}"))
         .stderr(std::process::Stdio::piped())
@@ -267,7 +283,7 @@ fn a_server_that_never_answers_delays_the_end_by_the_stated_wait_at_most() {
     let ended = Instant::now();
     let (last_epoch, _) = lines
         .iter()
-        .find(|(_, line)| line.starts_with("epoch 2/2"))
+        .find(|(_, line)| line.starts_with("epoch 8/8"))
         .unwrap_or_else(|| panic!("{lines:?}"));
     // The book's bound (30 s, in total), and 2 s for the summary, the plot and the exit.
     let waited = ended - *last_epoch;
@@ -278,5 +294,5 @@ fn a_server_that_never_answers_delays_the_end_by_the_stated_wait_at_most() {
             .any(|(_, line)| line.contains("did not take the run's end in 30 s")),
         "{lines:?}"
     );
-    assert_eq!(rows(dir.path()), 2 * 6 + 2 * 3, "every value is on disk");
+    assert_eq!(rows(dir.path()), 8 * 6 + 8 * 3, "every value is on disk");
 }

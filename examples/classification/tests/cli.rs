@@ -649,10 +649,16 @@ fn a_closed_stdout_or_stderr_never_stops_the_training() {
     assert_eq!(status.code(), Some(0));
     let run_dir = dir.path().join("three_class/run-1");
     let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
-    assert!(csv.lines().any(|l| l == ",3,valid,accuracy,70.83333333333333"), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l == ",3,valid,accuracy,70.83333333333333"),
+        "{csv}"
+    );
     let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
     assert_eq!(
-        summary.matches("output to the terminal was dropped").count(),
+        summary
+            .matches("output to the terminal was dropped")
+            .count(),
         1,
         "{summary}"
     );

@@ -174,6 +174,8 @@ impl Args {
         let defaults = serde_json::to_value(defaults).map_err(|e| CliError(e.to_string()))?;
         let layers = self.layers(&defaults)?;
         serde_json::from_value(layers.config.clone()).map_err(|error| {
+            // serde quotes the value it refused: a long one is cut.
+            let error = crate::read::shorten(&error.to_string()).into_owned();
             // The first assignment that fails on its own names the key; with several bad ones
             // the user fixes them one run at a time, as with any compiler.
             let culprit = layers
@@ -354,7 +356,9 @@ fn fails_alone<C: DeserializeOwned>(base: &Value, key: &str, value: &Value, sour
 /// Sets `path` (dot-separated) in `config`; the key must exist.
 fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(), CliError> {
     let mut node = config;
-    let mut parts = path.split('.').peekable();
+    let whole = path;
+    let path = &*crate::read::shorten(path);
+    let mut parts = whole.split('.').peekable();
     while let Some(part) = parts.next() {
         let Value::Object(map) = node else {
             return Err(CliError(format!(
@@ -364,15 +368,13 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
         // Spellings `training!` also accepts for an optimizer argument (`adam(beta1 = ..)`).
         let part = match dsl_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
             Some((alias, name)) if !map.contains_key(part) && map.contains_key(name) => {
-                say!(
-                    "note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`"
-                );
+                say!("note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`");
                 name
             }
             _ => part,
         };
         if !map.contains_key(part) {
-            return Err(unknown_key(source, path, part, map));
+            return Err(unknown_key(source, path, &crate::read::shorten(part), map));
         }
         if parts.peek().is_none() {
             map.insert(part.to_owned(), value);
@@ -513,13 +515,15 @@ fn sweep<C: Serialize + DeserializeOwned>(
             set(&mut trial, key, value.clone(), "--sweep")?;
         }
         configs.push(serde_json::from_value::<C>(trial).map_err(|error| {
+            let error = crate::read::shorten(&error.to_string()).into_owned();
             // Name the value that fails on its own, as `resolve` does for `--set`.
             let culprit = settings
                 .iter()
                 .find(|(key, value)| fails_alone::<C>(&json, key, value, "--sweep"));
             match culprit {
                 Some((key, value)) => CliError::new(format!(
-                    "sweep: invalid value {value} for config key `{key}`: {error}"
+                    "sweep: invalid value {} for config key `{key}`: {error}",
+                    crate::read::shorten(&value.to_string())
                 )),
                 None => CliError::new(format!("sweep: a trial's config is invalid: {error}")),
             }

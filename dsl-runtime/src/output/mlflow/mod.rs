@@ -352,7 +352,10 @@ impl Tracker {
                 }
             }
         }
-        match self.done.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        match self
+            .done
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
             Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                 if let Some(worker) = self.worker.take() {
                     let _ = worker.join();
