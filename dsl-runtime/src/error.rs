@@ -56,6 +56,10 @@ pub enum FitError {
         /// The empty split.
         split: Split,
     },
+    /// `--mlflow-sync` could not send what the server lacks (the server down, refusing, or the
+    /// run directory unreadable): not a mistake on the command line, so not exit 2.
+    #[error("MLflow sync: {0}")]
+    Tracking(String),
     /// A resumed run's `metrics.csv` no longer holds the rows its checkpoint recorded.
     #[error(transparent)]
     MetricsDamaged(#[from] crate::output::MetricsDamaged),

@@ -32,19 +32,52 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
-/// Each ```` ```rust ```` block of `text`, as trimmed lines.
-fn rust_blocks(text: &str) -> Vec<Vec<String>> {
+/// Each ```` ```rust ```` block of `text`, as trimmed lines; an error for a fence mdbook would
+/// not see (after text on its line, as in `}```` `) or one left open, which turns the rest of the
+/// page into one code block and would hide its snippets from this check.
+fn rust_blocks(text: &str) -> Result<Vec<Vec<String>>, String> {
     let mut blocks = Vec::new();
-    let mut current: Option<Vec<String>> = None;
-    for line in text.lines() {
-        match &mut current {
-            None if line.trim_start().starts_with("```rust") => current = Some(Vec::new()),
-            Some(_) if line.trim_start().starts_with("```") => blocks.push(current.take().unwrap()),
-            Some(block) => block.push(line.trim().to_owned()),
-            None => {}
+    // The open block: whether it is Rust, its lines, and the line it opened on.
+    let mut open: Option<(bool, Vec<String>, usize)> = None;
+    for (number, line) in text.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        if !fence && line.contains("```") && open.is_some() {
+            return Err(format!(
+                "line {}: a fence after text on its line does not close the block: put it on a line of its own",
+                number + 1
+            ));
+        }
+        match (&mut open, fence) {
+            (None, true) => {
+                let rust = line.trim_start().starts_with("```rust");
+                open = Some((rust, Vec::new(), number + 1));
+            }
+            (Some(_), true) => {
+                let (rust, lines, _) = open.take().expect("open");
+                if rust {
+                    blocks.push(lines);
+                }
+            }
+            (Some((_, lines, _)), false) => lines.push(line.trim().to_owned()),
+            (None, false) => {}
         }
     }
-    blocks
+    match open {
+        Some((_, _, at)) => Err(format!(
+            "the code block opened on line {at} is never closed"
+        )),
+        None => Ok(blocks),
+    }
+}
+
+#[test]
+fn a_fence_out_of_place_or_left_open_is_an_error() {
+    assert_eq!(
+        rust_blocks("a\n```rust\nfn f() {}\n```\n```text\nx\n```\n").unwrap(),
+        [["fn f() {}"]]
+    );
+    assert!(rust_blocks("```rust\nfn f() {\n}```\n\nmore text\n").is_err());
+    assert!(rust_blocks("```rust\nfn f() {}\n").is_err());
 }
 
 #[test]
@@ -73,7 +106,8 @@ fn every_rust_snippet_is_code_ci_compiles() {
     let mut count = 0;
     for page in pages() {
         let text = std::fs::read_to_string(&page).unwrap();
-        for block in rust_blocks(&text) {
+        let blocks = rust_blocks(&text).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        for block in blocks {
             count += 1;
             let lines: Vec<&String> = block.iter().filter(|l| !l.is_empty()).collect();
             // A block that includes a file is that file (its path is checked with the links).

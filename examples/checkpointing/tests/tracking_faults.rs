@@ -51,6 +51,34 @@ fn a_server_that_is_down_costs_the_run_nothing_and_says_so_once() {
         !dir.path().join("resumable/run-1/mlflow.json").exists(),
         "no run exists on a server that was never reached"
     );
+    // The command the line gives, pasted: it names this run, and with the server still down
+    // it fails as tracking does (exit 1), not as a mistake on the command line (exit 2).
+    let hint = behind[0].rsplit("or with `").next().unwrap();
+    let hint = &hint[..hint.find('`').unwrap()];
+    let words: Vec<&str> = hint.split_whitespace().collect();
+    assert_eq!(words[0], BIN, "{hint}");
+    assert_eq!(
+        words[1..],
+        [
+            "--mlflow-sync",
+            "--artifacts",
+            dir.path().to_str().unwrap(),
+            "--run",
+            "run-1"
+        ],
+        "{hint}"
+    );
+    let sync = Command::new(words[0])
+        .args(&words[1..])
+        .env("MLFLOW_TRACKING_URI", format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&sync.stderr);
+    assert_eq!(sync.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("error: MLflow sync:") && !said.contains("invalid fit option"),
+        "{said}"
+    );
 }
 
 #[test]

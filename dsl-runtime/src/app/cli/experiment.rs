@@ -113,12 +113,7 @@ pub fn run<E: Experiment>(
             }
             if args.mlflow_sync {
                 let dir = E::saved_run(&config)?;
-                crate::output::mlflow::sync_saved(&dir).map_err(|message| {
-                    FitError::InvalidOption {
-                        option: "mlflow",
-                        message,
-                    }
-                })?;
+                crate::output::mlflow::sync_saved(&dir).map_err(FitError::Tracking)?;
                 return Ok(dir);
             }
             if let Some(dir) = &args.verify {

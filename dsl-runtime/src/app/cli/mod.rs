@@ -228,6 +228,14 @@ impl Args {
                 layers.set(key, value, "--config")?;
             }
         }
+        // JSON has no NaN or infinity (serde_json makes them `null`, and the error would say
+        // "invalid type: null").
+        if let Some(lr) = self.lr.filter(|lr| !lr.is_finite()) {
+            return Err(CliError(format!(
+                "--lr {lr}: the learning rate must be {}, e.g. `--lr 1e-3`",
+                dsl_vocabulary::bounds::of("lr").describe()
+            )));
+        }
         let typed = [
             ("epochs", self.epochs.map(Value::from), "--epochs"),
             ("lr", self.lr.map(Value::from), "--lr"),

@@ -4,7 +4,8 @@
 //! `metrics.csv` is the queue. The thread sends its rows in order, in batches, and records in
 //! `mlflow.json` (the ledger, in the run directory) how many rows the server acknowledged; what
 //! could not be sent (the server down, slow, erroring) stays in `metrics.csv` and goes at the
-//! next epoch's end, at the run's end, or with `--mlflow-sync <run dir>`. A row's timestamp is
+//! next epoch's end, at the run's end, or with `--mlflow-sync` (the warning gives the command to
+//! paste). A row's timestamp is
 //! the run's start plus the row's index, so a row sent twice (after a kill between the server's
 //! answer and the ledger's update) is the same row to the server, which keeps it once; and a
 //! resumed run, which writes again the rows after its checkpoint bit for bit, skips the ones the
@@ -156,7 +157,8 @@ pub fn log_file(run_dir: &Path, name: &str) {
         });
     if let Err(why) = outcome {
         say!(
-            "warning: MLflow tracking is behind: {name} was not logged ({why}); `--mlflow-sync` sends it"
+            "warning: MLflow tracking is behind: {name} was not logged ({why}); {} sends it",
+            sync_command(run_dir)
         );
     }
 }
@@ -248,6 +250,8 @@ pub(crate) struct Tracker {
     done: Receiver<()>,
     worker: Option<JoinHandle<()>>,
     finished: bool,
+    /// What to run when the end was not sent ([`sync_command`]).
+    sync_command: String,
 }
 
 impl Tracker {
@@ -256,6 +260,7 @@ impl Tracker {
     /// here; a server that is down only delays tracking.
     pub fn start(target: &Mlflow, info: RunInfo) -> Result<Tracker, String> {
         let client = Client::from_env(&target.uri)?;
+        let sync_command = sync_command(&info.run_dir);
         // Room for the end and a few epochs: a full queue means a sync is already pending.
         let (messages, inbox) = sync_channel(4);
         let (finished, done) = sync_channel(1);
@@ -308,6 +313,7 @@ impl Tracker {
             done,
             worker: Some(handle),
             finished: false,
+            sync_command,
         })
     }
 
@@ -368,8 +374,9 @@ impl Tracker {
     /// The end was not sent within [`FINISH_WAIT`].
     fn late(&self) {
         say!(
-            "warning: MLflow tracking is behind: the server did not take the run's end in {} s; `--mlflow-sync <run dir>` sends the rest",
-            FINISH_WAIT.as_secs()
+            "warning: MLflow tracking is behind: the server did not take the run's end in {} s; {} sends the rest",
+            FINISH_WAIT.as_secs(),
+            self.sync_command
         )
     }
 }
@@ -428,8 +435,8 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
     match worker.ledger.take() {
         Some(ledger) if !worker.warned && !worker.disabled => Ok(ledger),
         _ => Err(format!(
-            "the server did not take everything: `--mlflow-sync {}` sends it when it is reachable",
-            run_dir.display()
+            "the server did not take everything: {} sends it when it is reachable",
+            sync_command(run_dir)
         )),
     }
 }
@@ -444,6 +451,24 @@ pub(crate) fn after_test(run_dir: &Path, config: &serde_json::Value) {
     if let Err(message) = sync(&target, run_dir, &experiment) {
         say!("warning: MLflow tracking is behind: {message}");
     }
+}
+
+/// The command that sends what the server lacks of `run_dir` (`<artifacts>/<name>/run-<N>`),
+/// in backquotes, to paste: this program with `--mlflow-sync`, the run's artifacts folder and
+/// its run.
+pub(crate) fn sync_command(run_dir: &Path) -> String {
+    let program = std::env::args()
+        .next()
+        .unwrap_or_else(|| "<program>".to_owned());
+    let artifacts = run_dir
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
+    format!(
+        "`{program} --mlflow-sync --artifacts {} --run {}`",
+        artifacts.display(),
+        run_name(run_dir)
+    )
 }
 
 /// The run directory's name, the MLflow run's.
@@ -515,13 +540,14 @@ impl Worker {
         if !error.transient() {
             self.disabled = true;
             say!(
-                "warning: MLflow tracking stopped for this run: {error}; training goes on, metrics.csv keeps every value and `--mlflow-sync {}` sends them",
-                self.info.run_dir.display()
+                "warning: MLflow tracking stopped for this run: {error}; training goes on, metrics.csv keeps every value and {} sends them",
+                sync_command(&self.info.run_dir)
             );
         } else if !self.warned {
             say!(
-                "warning: MLflow tracking is behind: {error}; training goes on, and what is not sent is sent at the next epoch, at the end, or with `--mlflow-sync {}`",
-                self.info.run_dir.display()
+                "warning: MLflow tracking is behind: {error}; training goes on, and what is not sent goes with a later epoch's rows (tried again every {} s), at the run's end, or with {}",
+                RETRY.as_secs(),
+                sync_command(&self.info.run_dir)
             );
         }
         self.warned = true;
