@@ -98,9 +98,10 @@ mod via_value;
 pub use config::options::FitOptions;
 pub use dsl_macros::{Batch, StepOutput, training};
 pub use error::{FitError, SettingError};
-pub use fit::callback::{Callback, Control};
+pub use fit::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
 pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
+pub use inference::evaluate::Evaluation;
 /// The trait a step output implements (also the name of its derive): errors name it here.
 pub use model::contract::StepOutput;
 /// The RNG crate of augmentation (`loader: { augment: |item, rng| .. }`).

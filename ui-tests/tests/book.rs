@@ -254,3 +254,24 @@ fn every_workspace_path_the_docs_name_exists() {
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
+
+/// The README's crate list names every example of the workspace (an example added without a
+/// line there is one a newcomer never finds).
+#[test]
+fn the_readme_names_every_example() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let list = &readme[readme.find("- `examples/`").expect("the crate list")..];
+    let list = &list[..list.find("\n- ").unwrap_or(list.len())];
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.join("Cargo.toml").exists() && !list.contains(&format!("`{name}`")) {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "examples the README's crate list omits: {missing:?}"
+    );
+}

@@ -15,6 +15,7 @@ mod long_run;
 mod macro_equivalence;
 mod module_graph;
 mod predict_export;
+mod public_surface;
 mod reproduce;
 mod run_outputs;
 mod seed_classification;

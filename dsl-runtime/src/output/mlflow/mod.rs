@@ -482,6 +482,11 @@ pub(crate) fn run_name(run_dir: &Path) -> String {
 /// records of it.
 pub(crate) fn tags_of(config: &serde_json::Value) -> Vec<(String, String)> {
     let provenance = &config["provenance"];
+    // The `device:` key or `--device`; without either a run trains on flex.
+    let device = match &config["hyperparameters"]["device"] {
+        serde_json::Value::Null => &serde_json::Value::from("flex"),
+        named => named,
+    };
     let mut tags = vec![(
         "dsl.runtime_version".to_owned(),
         env!("CARGO_PKG_VERSION").to_owned(),
@@ -492,7 +497,7 @@ pub(crate) fn tags_of(config: &serde_json::Value) -> Vec<(String, String)> {
     for (tag, value) in [
         ("dsl.burn", &provenance["burn"]),
         ("dsl.rustc", &provenance["rustc"]),
-        ("dsl.device", &config["device"]),
+        ("dsl.device", device),
         ("dsl.ranks", &config["ranks"]),
     ] {
         match value {
