@@ -252,6 +252,13 @@ pub struct MetricRef {
 }
 
 impl MetricRef {
+    /// `valid.loss` itself, what a sweep is ranked by without `best(..)`: not a step's loss of
+    /// a several-optimizer experiment (`valid.discriminator.loss`), which would rank a GAN's
+    /// trials by one player unasked.
+    pub fn is_valid_loss(&self) -> bool {
+        self.split == "valid" && self.name == "loss" && self.step.is_none() && self.custom.is_none()
+    }
+
     /// The key the runtime reports the metric under: `loss`, `top_k(2)`, `fbeta(0.5)`.
     pub fn key(&self) -> String {
         match &self.step {

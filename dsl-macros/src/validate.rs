@@ -340,15 +340,23 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         .iter()
         .flatten()
         .any(|p| matches!(p, Policy::Best(_)))
-        || recorded
-            .iter()
-            .any(|m| m.split == "valid" && m.name == "loss" && m.custom.is_none());
+        || recorded.iter().any(MetricRef::is_valid_loss);
     if !watched && let Some(first) = axes.first() {
+        // With several optimizers there is no `valid.loss` to add: which player's metric
+        // ranks the trials is the user's choice.
+        let help = match (&exp.steps, recorded.iter().find(|m| m.split == "valid")) {
+            (Some(_), Some(metric)) => format!(
+                "say which recorded metric ranks them: `checkpoint: best(valid.{})`",
+                metric.key()
+            ),
+            (Some(_), None) => "record a step's validation metric (e.g. `valid.<step>.loss`) and rank by it: `checkpoint: best(valid.<step>.loss)`".to_owned(),
+            (None, _) => "add `valid.loss` to `metrics`, or `checkpoint: best(valid.<metric>)`".to_owned(),
+        };
         err(
             errors,
             first.key.span(),
             "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`, and this experiment records neither",
-            "add `valid.loss` to `metrics`, or `checkpoint: best(valid.<metric>)`",
+            &help,
         );
     }
 }

@@ -826,7 +826,7 @@ fn best_watch(exp: &Experiment) -> TokenStream {
     watch(best_policy(exp).or_else(|| {
         metrics::recorded(exp)
             .into_iter()
-            .find(|m| m.split == "valid" && m.name == "loss" && m.custom.is_none())
+            .find(MetricRef::is_valid_loss)
     }))
 }
 

@@ -225,9 +225,17 @@ impl Plan {
             ))
         })?;
         let rank_by = self.rank_by.clone().ok_or_else(|| {
-            CliError::new(
-                "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`: record one of them",
-            )
+            // No guess: with several optimizers the first validation loss is one player's.
+            let fix = match self.recorded.iter().find(|m| m.starts_with("valid.")) {
+                Some(metric) => format!(
+                    "name the metric to rank by, e.g. `--rank-by {metric}` (recorded: {})",
+                    self.recorded.join(", ")
+                ),
+                None => "record `valid.loss`, or a metric `best(..)` watches".to_owned(),
+            };
+            CliError::new(format!(
+                "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`, and this experiment has neither: {fix}"
+            ))
         })?;
         Ok(Trial {
             dir,

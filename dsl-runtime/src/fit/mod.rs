@@ -748,13 +748,13 @@ impl RunFiles {
             let config = config.to_value();
             let info = crate::output::mlflow::RunInfo {
                 run_dir: path.clone(),
-                name: crate::output::mlflow::run_name(&path),
+                name: crate::output::mlflow::tracked_name(&path),
                 experiment: target
                     .experiment
                     .clone()
                     .unwrap_or_else(|| options.name.clone()),
                 parent_run: target.parent_run.clone(),
-                tags: crate::output::mlflow::tags_of(&config),
+                tags: crate::output::mlflow::tags_of(&config, &path),
                 config,
             };
             // A URI this runtime cannot speak to (`https://`, `databricks`, left in the

@@ -224,7 +224,9 @@ fn a_run_shows_its_params_every_value_its_files_and_its_status() {
     let run = api(&server, &format!("runs/get?run_id={run_id}"));
     let info = &run["run"]["info"];
     assert_eq!(info["status"], "FINISHED");
-    assert_eq!(info["run_name"], "run-1");
+    // The artifacts folder, the experiment and the run: first runs in other folders differ.
+    let folder = dir.path().file_name().unwrap().to_string_lossy();
+    assert_eq!(info["run_name"], format!("{folder}/resumable/run-1"));
     let found = api(
         &server,
         &format!("experiments/get-by-name?experiment_name={}", encode(&name)),
@@ -552,4 +554,82 @@ fn a_failed_run_is_failed_with_its_error_and_an_interrupted_one_killed_until_res
     let run = api(&server, &format!("runs/get?run_id={run_id}"));
     assert_eq!(run["run"]["info"]["status"], "FINISHED");
     assert_server_holds_the_csv(&server, &run_dir);
+}
+
+/// The run's params, and its tags, as the server holds them.
+fn params_and_tags(
+    server: &str,
+    run_id: &str,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let run = api(server, &format!("runs/get?run_id={run_id}"));
+    let pairs = |list: &Value| -> BTreeMap<String, String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                (
+                    p["key"].as_str().unwrap().to_owned(),
+                    p["value"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    (
+        pairs(&run["run"]["data"]["params"]),
+        pairs(&run["run"]["data"]["tags"]),
+    )
+}
+
+#[test]
+fn params_follow_config_json_across_a_resume_and_the_test_split() {
+    const TESTED: &str = env!("CARGO_BIN_EXE_train_tested");
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("params");
+    let tracked = |flags: &[&str]| {
+        let out = Command::new(TESTED)
+            .arg("--artifacts")
+            .arg(dir.path())
+            .args(flags)
+            .env("MLFLOW_TRACKING_URI", &server)
+            .env("MLFLOW_EXPERIMENT_NAME", &name)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
+    };
+    tracked(&["--epochs", "2"]);
+    // Extended by a resume: `epochs` changes, and the test split is measured again.
+    tracked(&["--epochs", "3", "--resume", "latest"]);
+    let run_dir = dir.path().join("tested/run-1");
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("config.json")).unwrap()).unwrap();
+    assert!(config["metrics"]["test"].is_array(), "{config}");
+    let mut expected = BTreeMap::new();
+    flatten("", &config, &mut expected);
+    let ledger = ledger(&run_dir);
+    let (params, tags) = params_and_tags(&server, ledger["run_id"].as_str().unwrap());
+    // MLflow keeps a param's first value: a changed one is the tag `dsl.changed.<key>`.
+    let mut now = params.clone();
+    for (tag, value) in &tags {
+        if let Some(key) = tag.strip_prefix("dsl.changed.") {
+            now.insert(key.to_owned(), value.clone());
+        }
+    }
+    assert_eq!(
+        now, expected,
+        "params and dsl.changed tags against config.json"
+    );
+    assert_eq!(params["epochs"], "2");
+    assert_eq!(tags["dsl.changed.epochs"], "3");
+    assert_eq!(
+        params["metrics.test"],
+        config["metrics"]["test"].to_string()
+    );
+    assert_eq!(tags["dsl.device"], "flex");
+    assert_eq!(
+        tags["dsl.run_dir"],
+        std::path::absolute(&run_dir).unwrap().display().to_string()
+    );
 }

@@ -670,3 +670,28 @@ fn a_closed_stdout_or_stderr_never_stops_the_training() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn identical_runs_write_the_same_bytes_where_the_book_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().join("artifacts");
+    let artifacts = artifacts.to_str().unwrap();
+    let first = dir.path().join("first");
+    assert!(run(&["--artifacts", artifacts]).status.success());
+    std::fs::rename(artifacts, &first).unwrap();
+    assert!(run(&["--artifacts", artifacts]).status.success());
+    let run_dir = |root: &Path| root.join("three_class/run-1");
+    for file in [
+        "config.json",
+        "metrics.csv",
+        "summary.md",
+        "curves.svg",
+        "checkpoint/scheduler-3.bpk",
+    ] {
+        assert_eq!(
+            std::fs::read(run_dir(&first).join(file)).unwrap(),
+            std::fs::read(run_dir(Path::new(artifacts)).join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}

@@ -204,8 +204,15 @@ struct Ledger {
     start_ms: u64,
     /// Rows of `metrics.csv` (after its header) the server acknowledged, from the first.
     rows_sent: usize,
-    /// Whether the params went: they are sent once (MLflow refuses a changed param).
-    params_sent: bool,
+    /// Every param the server holds, with the value it holds: a key `config.json` gains later
+    /// (`metrics.test`, once the test split is measured) is sent then, and a value a resume
+    /// changed (`epochs` extended) goes as the tag `dsl.changed.<key>`, since MLflow refuses to
+    /// change a param.
+    #[serde(default)]
+    params: std::collections::BTreeMap<String, String>,
+    /// Tags sent for changed params, with their values.
+    #[serde(default)]
+    changed: std::collections::BTreeMap<String, String>,
 }
 
 impl Ledger {
@@ -416,10 +423,10 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
     let config = saved_config(run_dir)?;
     let info = RunInfo {
         run_dir: run_dir.to_owned(),
-        name: run_name(run_dir),
+        name: tracked_name(run_dir),
         experiment: experiment.to_owned(),
         parent_run: target.parent_run.clone(),
-        tags: tags_of(&config),
+        tags: tags_of(&config, run_dir),
         config,
     };
     let mut worker = Worker::new(Client::from_env(&target.uri)?, target.uri.clone(), info);
@@ -471,7 +478,20 @@ pub(crate) fn sync_command(run_dir: &Path) -> String {
     )
 }
 
-/// The run directory's name, the MLflow run's.
+/// The MLflow run's name: the run directory's last three parts,
+/// `<artifacts folder>/<name>/run-<N>`, so runs of one experiment kept in different artifact
+/// folders are told apart (every first run of a folder is `run-1`).
+pub(crate) fn tracked_name(run_dir: &Path) -> String {
+    let parts: Vec<String> = run_dir
+        .components()
+        .rev()
+        .take(3)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// The run directory's name (`run-3`), or a sweep folder's.
 pub(crate) fn run_name(run_dir: &Path) -> String {
     run_dir
         .file_name()
@@ -480,17 +500,22 @@ pub(crate) fn run_name(run_dir: &Path) -> String {
 
 /// The tags MLflow shows beside a run: the commit it was built from and what the runtime
 /// records of it.
-pub(crate) fn tags_of(config: &serde_json::Value) -> Vec<(String, String)> {
+pub(crate) fn tags_of(config: &serde_json::Value, run_dir: &Path) -> Vec<(String, String)> {
     let provenance = &config["provenance"];
+    // The whole path, for runs whose names (`tracked_name`) still coincide.
+    let run_dir = std::path::absolute(run_dir).unwrap_or_else(|_| run_dir.to_owned());
     // The `device:` key or `--device`; without either a run trains on flex.
     let device = match &config["hyperparameters"]["device"] {
         serde_json::Value::Null => &serde_json::Value::from("flex"),
         named => named,
     };
-    let mut tags = vec![(
-        "dsl.runtime_version".to_owned(),
-        env!("CARGO_PKG_VERSION").to_owned(),
-    )];
+    let mut tags = vec![
+        (
+            "dsl.runtime_version".to_owned(),
+            env!("CARGO_PKG_VERSION").to_owned(),
+        ),
+        ("dsl.run_dir".to_owned(), run_dir.display().to_string()),
+    ];
     if let Some(commit) = provenance["git"]["commit"].as_str() {
         tags.push(("mlflow.source.git.commit".to_owned(), commit.to_owned()));
     }
@@ -584,7 +609,8 @@ impl Worker {
             artifact_uri: run.artifact_uri,
             start_ms,
             rows_sent: 0,
-            params_sent: false,
+            params: Default::default(),
+            changed: Default::default(),
         };
         self.save(&ledger);
         self.ledger = Some(ledger);
@@ -614,12 +640,16 @@ impl Worker {
     fn try_sync(&mut self) -> Result<(), TrackingError> {
         self.ensure_run()?;
         let mut ledger = self.ledger.clone().expect("ensured");
-        if !ledger.params_sent {
-            let params = params_of(&self.info.config);
-            for chunk in params.chunks(PAIRS_PER_BATCH) {
+        let (new, changed) = params_to_send(&params_of(&self.info.config), &ledger);
+        if !new.is_empty() || !changed.is_empty() {
+            for chunk in new.chunks(PAIRS_PER_BATCH) {
                 self.client.log_batch(&ledger.run_id, &[], chunk, &[])?;
             }
-            ledger.params_sent = true;
+            for chunk in changed.chunks(PAIRS_PER_BATCH) {
+                self.client.log_batch(&ledger.run_id, &[], &[], chunk)?;
+            }
+            ledger.params.extend(new);
+            ledger.changed.extend(changed);
             self.save(&ledger);
             self.ledger = Some(ledger.clone());
         }
@@ -731,6 +761,33 @@ fn metric(row: &Row, timestamp: u64) -> Option<Metric> {
     })
 }
 
+/// A param or tag: key and value.
+type Pair = (String, String);
+
+/// Of `params` (the run's config now), the keys the server does not hold yet, to send as
+/// params, and the values that differ from what it holds, as `dsl.changed.<key>` tags not yet
+/// sent with that value.
+fn params_to_send(
+    params: &[(String, String)],
+    ledger: &Ledger,
+) -> (Vec<Pair>, Vec<Pair>) {
+    let mut new = Vec::new();
+    let mut changed = Vec::new();
+    for (key, value) in params {
+        match ledger.params.get(key) {
+            None => new.push((key.clone(), value.clone())),
+            Some(held) if held != value => {
+                let tag = format!("dsl.changed.{key}");
+                if ledger.changed.get(&tag) != Some(value) {
+                    changed.push((tag, value.clone()));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    (new, changed)
+}
+
 /// `config.json` flattened into params: `optimizer.beta_1`, `hyperparameters.hidden`, ...; a
 /// value longer than MLflow keeps is cut, saying so.
 fn params_of(config: &serde_json::Value) -> Vec<(String, String)> {
@@ -768,6 +825,27 @@ fn params_of(config: &serde_json::Value) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn new_keys_go_as_params_and_changed_values_as_tags_once() {
+        use super::{Ledger, params_to_send};
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        let mut ledger = Ledger::default();
+        ledger
+            .params
+            .extend([pair("epochs", "2"), pair("lr", "0.01")]);
+        let now = [
+            pair("epochs", "3"),
+            pair("lr", "0.01"),
+            pair("metrics.test", "[\"loss\"]"),
+        ];
+        let (new, changed) = params_to_send(&now, &ledger);
+        assert_eq!(new, [pair("metrics.test", "[\"loss\"]")]);
+        assert_eq!(changed, [pair("dsl.changed.epochs", "3")]);
+        ledger.params.extend(new);
+        ledger.changed.extend(changed);
+        assert_eq!(params_to_send(&now, &ledger), (vec![], vec![]), "sent once");
+    }
+
     #[test]
     fn credentials_are_cut_from_a_uri_and_nothing_else() {
         use super::without_userinfo;

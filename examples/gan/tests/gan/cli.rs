@@ -97,3 +97,27 @@ fn a_sweep_of_one_optimizer_s_rate_trains_a_trial_at_each() {
     rates.sort_by(f64::total_cmp);
     assert_eq!(rates, [0.001, 0.004]);
 }
+
+#[test]
+fn a_sweep_of_several_optimizers_asks_which_metric_ranks_it() {
+    // Without `best(..)` there is no `valid.loss` to rank a GAN's trials by, and its first
+    // validation loss is one player's: the sweep asks rather than guesses.
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let out = one_epoch(
+        artifacts,
+        &["--sweep", "optimizers.generator.lr=0.001,0.004"],
+    );
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(
+            "has neither: name the metric to rank by, e.g. `--rank-by valid.discriminator.loss`"
+        ) && said.contains("valid.generator.loss"),
+        "{said}"
+    );
+    assert!(
+        !dir.path().join("ring_gan/run-1").exists(),
+        "nothing trained"
+    );
+}
