@@ -205,6 +205,24 @@ impl History {
         self.series[index].epochs.push((epoch, value));
     }
 
+    /// The same series with their epochs' values only: what a checkpoint's state saves, taken
+    /// without copying the steps' values (8 bytes a step, megabytes in a long run).
+    pub(crate) fn epochs_only(&self) -> History {
+        History {
+            series: self
+                .series
+                .iter()
+                .map(|s| Series {
+                    split: s.split,
+                    metric: s.metric.clone(),
+                    higher_is_better: s.higher_is_better,
+                    epochs: s.epochs.clone(),
+                    steps: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
     /// Every series, train metrics first, each split in declaration order.
     pub fn series(&self) -> &[Series] {
         &self.series

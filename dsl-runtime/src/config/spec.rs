@@ -28,6 +28,33 @@ via_value!(Schedule);
 via_value!(GradClip);
 via_value!(EarlyStopping);
 
+/// `f32` settings as the decimals they were written as (`0.9`, not `0.8999999761581421`):
+/// serde_json's value serializer widens an `f32` to the `f64` of its bits, and `config.json`
+/// is read by people and compared across runs. Reading back gives the same `f32`: the shortest
+/// decimal of an `f32`, read as an `f64` and narrowed, is that `f32` (double rounding cannot
+/// err with 53 ≥ 2·24 + 2 bits).
+mod decimal {
+    use serde::Serializer;
+
+    fn widened(value: f32) -> f64 {
+        value
+            .to_string()
+            .parse()
+            .expect("an f32's text reads as an f64")
+    }
+
+    pub fn f32<S: Serializer>(value: &f32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(widened(*value))
+    }
+
+    pub fn option<S: Serializer>(value: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => s.serialize_some(&widened(*value)),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 /// One of Burn's optimizers with its settings (the learning rate is the schedule's).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", tag = "kind", rename_all = "lowercase")]
@@ -37,39 +64,52 @@ pub enum OptimizerSpec {
         /// Momentum factor (Burn's dampening 0.1 applies); `None` for plain SGD.
         momentum: Option<f64>,
         /// L2 penalty; `None` for none.
+        #[serde(serialize_with = "decimal::option")]
         weight_decay: Option<f32>,
     },
     /// Burn's `Adam`.
     Adam {
         /// First-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_1: f32,
         /// Second-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_2: f32,
         /// Numerical-stability term.
+        #[serde(serialize_with = "decimal::f32")]
         epsilon: f32,
         /// L2 penalty; `None` for none.
+        #[serde(serialize_with = "decimal::option")]
         weight_decay: Option<f32>,
     },
     /// Burn's `AdamW` (decoupled weight decay).
     AdamW {
         /// First-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_1: f32,
         /// Second-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_2: f32,
         /// Numerical-stability term.
+        #[serde(serialize_with = "decimal::f32")]
         epsilon: f32,
         /// Decoupled weight decay.
+        #[serde(serialize_with = "decimal::f32")]
         weight_decay: f32,
     },
     /// Burn's `RmsProp` (not centered).
     RmsProp {
         /// Smoothing constant of the squared-gradient average.
+        #[serde(serialize_with = "decimal::f32")]
         alpha: f32,
         /// Momentum factor.
+        #[serde(serialize_with = "decimal::f32")]
         momentum: f32,
         /// Numerical-stability term.
+        #[serde(serialize_with = "decimal::f32")]
         epsilon: f32,
         /// L2 penalty; `None` for none.
+        #[serde(serialize_with = "decimal::option")]
         weight_decay: Option<f32>,
     },
     /// Burn's `AdaGrad`.
@@ -77,28 +117,37 @@ pub enum OptimizerSpec {
         /// Learning-rate decay per step.
         lr_decay: f64,
         /// Numerical-stability term.
+        #[serde(serialize_with = "decimal::f32")]
         epsilon: f32,
         /// L2 penalty; `None` for none.
+        #[serde(serialize_with = "decimal::option")]
         weight_decay: Option<f32>,
     },
     /// Burn's `Lion`.
     Lion {
         /// Interpolation factor of the update direction.
+        #[serde(serialize_with = "decimal::f32")]
         beta_1: f32,
         /// Decay of the momentum.
+        #[serde(serialize_with = "decimal::f32")]
         beta_2: f32,
         /// Decoupled weight decay.
+        #[serde(serialize_with = "decimal::f32")]
         weight_decay: f32,
     },
     /// Burn's `Lamb` (with its layer-wise trust ratio).
     Lamb {
         /// First-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_1: f32,
         /// Second-moment decay.
+        #[serde(serialize_with = "decimal::f32")]
         beta_2: f32,
         /// Numerical-stability term.
+        #[serde(serialize_with = "decimal::f32")]
         epsilon: f32,
         /// Weight decay before the layer-wise adaptation.
+        #[serde(serialize_with = "decimal::f32")]
         weight_decay: f32,
     },
 }
@@ -599,7 +648,7 @@ pub enum GradClip {
     /// most this value. Burn's own `GradientClipping::Norm` clips each tensor separately.
     Norm(f64),
     /// Clamp every gradient element to `[-max, max]` (Burn's `GradientClipping::Value`).
-    Value(f32),
+    Value(#[serde(serialize_with = "decimal::f32")] f32),
 }
 
 /// Stop when a metric has not improved for `patience` epochs.
@@ -652,6 +701,36 @@ impl Placed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f32_settings_are_saved_as_the_decimals_written_and_read_back_exactly() {
+        let adam = OptimizerSpec::Adam {
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-5,
+            weight_decay: Some(1e-4),
+        };
+        let value = serde_json::to_value(&adam).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"kind": "adam", "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-5, "weight_decay": 1e-4})
+        );
+        assert_eq!(
+            serde_json::from_value::<OptimizerSpec>(value).unwrap(),
+            adam
+        );
+        // Every f32 whose shortest decimal reads back through f64 to the same bits, here a
+        // spread of them.
+        for bits in (0..u32::MAX).step_by(99_991) {
+            let x = f32::from_bits(bits);
+            if x.is_finite() {
+                let through: f64 = x.to_string().parse().unwrap();
+                assert_eq!((through as f32).to_bits(), bits, "{x}");
+            }
+        }
+        let clip = serde_json::to_value(GradClip::Value(0.1)).unwrap();
+        assert_eq!(clip, serde_json::json!({"kind": "value", "max": 0.1}));
+    }
 
     fn rates(schedule: Schedule, lr: f64, steps: usize) -> Vec<f64> {
         let mut s = schedule.build(lr, steps).unwrap();

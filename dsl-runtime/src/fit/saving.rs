@@ -154,7 +154,7 @@ impl Saving {
             SavedState {
                 epoch,
                 files: Default::default(),
-                history: record.history.clone(),
+                history: record.history.epochs_only(),
                 metrics: record.metrics,
                 options: self.options.clone(),
                 hyperparameters: hyperparameters.clone(),

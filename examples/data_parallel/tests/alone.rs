@@ -52,4 +52,12 @@ fn under_a_launcher_without_the_feature_it_refuses_naming_the_feature() {
         !dir.path().join("seed_parallel").exists(),
         "nothing written"
     );
+    // Another rank refuses as well, in silence: the launcher's output holds the line once.
+    let other = run(
+        dir.path(),
+        &[("OMPI_COMM_WORLD_SIZE", "2"), ("OMPI_COMM_WORLD_RANK", "1")],
+        &[],
+    );
+    assert_eq!(other.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&other.stderr), "");
 }

@@ -30,4 +30,6 @@ training! {
     sweep: { optimizers.generator.lr: [1e-3, 2e-3] },
 }
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    TwoPlayers::cli()
+}

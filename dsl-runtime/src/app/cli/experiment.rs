@@ -77,7 +77,11 @@ pub fn run<E: Experiment>(
     let joined = match E::DATA_PARALLEL.then(parallel::join).transpose() {
         Ok(joined) => joined,
         Err(err) => {
-            say!("error: {err}");
+            // Every process meets the same refusal: rank 0 says it, so the launcher's merged
+            // output holds it once rather than interleaved N times.
+            if parallel::launched().is_none_or(|(rank, _)| rank == 0) {
+                say!("error: {err}");
+            }
             return ExitCode::from(2);
         }
     };

@@ -767,10 +767,7 @@ type Pair = (String, String);
 /// Of `params` (the run's config now), the keys the server does not hold yet, to send as
 /// params, and the values that differ from what it holds, as `dsl.changed.<key>` tags not yet
 /// sent with that value.
-fn params_to_send(
-    params: &[(String, String)],
-    ledger: &Ledger,
-) -> (Vec<Pair>, Vec<Pair>) {
+fn params_to_send(params: &[(String, String)], ledger: &Ledger) -> (Vec<Pair>, Vec<Pair>) {
     let mut new = Vec::new();
     let mut changed = Vec::new();
     for (key, value) in params {
