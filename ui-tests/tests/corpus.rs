@@ -1126,3 +1126,31 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
         }
     }
 }
+
+/// The README and the errors page give the corpus's size as it is: a number typed there drifts
+/// as mistakes and experiments are added.
+#[test]
+fn the_docs_give_the_corpus_as_it_is() {
+    let shapes = shapes();
+    let experiments = shapes.len();
+    // Each experiment as written and moved into `main` are cases too, not mistakes.
+    let mistakes = cases(Path::new("cases"), shapes)
+        .iter()
+        .filter(|c| c.mistake.is_some())
+        .count();
+    const WORDS: [&str; 13] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    let experiments = WORDS.get(experiments).copied().unwrap_or("many");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let said = format!("a corpus of {mistakes} mistakes in {experiments} experiments");
+    assert!(readme.contains(&said), "the README should say: {said}");
+    let errors = std::fs::read_to_string(root.join("docs/src/errors.md")).unwrap();
+    assert!(
+        errors.contains(&format!("builds {experiments} experiments"))
+            && errors.contains(&format!("({mistakes} in all")),
+        "docs/src/errors.md should give {experiments} experiments and {mistakes} mistakes"
+    );
+}
