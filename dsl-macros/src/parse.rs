@@ -87,7 +87,15 @@ fn entries(
         input.parse::<Token![:]>()?;
         let name = key.to_string();
         let outcome = if !known.contains(&name.as_str()) {
-            let hint = match closest(&name, known) {
+            // Another trainer's word for one of our keys is read as ours, like a typo.
+            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name);
+            let ours = synonym
+                .and_then(|s| s.ours)
+                .and_then(|ours| known.iter().copied().find(|k| *k == ours));
+            let hint = match synonym
+                .map(|_| ours)
+                .unwrap_or_else(|| closest(&name, known))
+            {
                 Some(k) => {
                     meant.push(k.to_owned());
                     // Read the value as the key it most likely meant, its mistakes unreported:
@@ -105,9 +113,15 @@ fn entries(
                             input.advance_to(&fork);
                         }
                     }
-                    format!("did you mean `{k}`?")
+                    match synonym {
+                        Some(synonym) => synonym.help(),
+                        None => format!("did you mean `{k}`?"),
+                    }
                 }
-                None => format!("the keys are: {}", known.join(", ")),
+                None => match synonym {
+                    Some(synonym) => synonym.help(),
+                    None => format!("the keys are: {}", known.join(", ")),
+                },
             };
             Err(syn::Error::new(
                 key.span(),
@@ -716,6 +730,20 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
 /// The arguments of a named optimizer where some are positional (`adam(1e-3)`): each of those
 /// is reported with the name its position would have (`lr` first, then the optimizer's own in
 /// order) and kept under it, so that no "needs a learning rate" follows.
+/// The help for an argument of `optimizer` written as another trainer writes it (`betas`,
+/// `amsgrad`), where ours is one of its arguments (an SGD has no `epsilon` to offer for `eps`).
+pub(crate) fn optimizer_synonym(
+    key: &Ident,
+    optimizer: &dsl_vocabulary::optimizer::Optimizer,
+) -> Option<String> {
+    dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::OPTIMIZER_ARGS, &key.to_string())
+        .filter(|s| {
+            s.words()
+                .all(|ours| ours == "lr" || optimizer.arg(ours).is_some())
+        })
+        .map(|s| s.help())
+}
+
 fn positional_optimizer_args(
     input: ParseStream,
     name: &Ident,
@@ -733,7 +761,24 @@ fn positional_optimizer_args(
         if content.peek(Ident) && content.peek2(Token![=]) {
             let key: Ident = content.parse()?;
             content.parse::<Token![=]>()?;
-            args.push((key, number(&content)?));
+            let value: Expr = content.parse()?;
+            match number_expr(&value) {
+                Ok(number) => args.push((key, number)),
+                // One error for this argument; the others, and the optimizer, are kept.
+                Err(_) => errors.push(match optimizer_synonym(&key, known) {
+                    Some(help) => syn::Error::new(
+                        key.span(),
+                        format!("`{name}` has no argument `{key}`\nhelp: {help}"),
+                    ),
+                    None => syn::Error::new_spanned(
+                        &value,
+                        format!(
+                            "`{key}` takes a number\nhelp: write e.g. `{name}({key} = 0.9, ..)`; its arguments are: {}",
+                            names.join(", ")
+                        ),
+                    ),
+                }),
+            }
         } else {
             let value: Expr = content.parse()?;
             let written = quote::quote!(#value).to_string().replace(' ', "");

@@ -487,3 +487,79 @@ fn values_of_the_wrong_form_are_one_error_each_and_recovered() {
     assert!(msgs[0].contains("`name` is the name of the type it declares, written without quotes"));
     assert!(msgs[1].contains("the arguments of `adam` are named: this one is `lr`"));
 }
+
+/// The words of other trainers get ours, one error each, and the entry's neighbours are kept.
+#[test]
+fn other_trainers_words_are_answered_with_ours() {
+    let base = |loader: TokenStream, optimizer: TokenStream, extra: TokenStream| {
+        quote! {
+            name: Seed,
+            model: Mlp = Mlp::new(3, device),
+            step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+            loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, #loader },
+            optimizer: #optimizer,
+            #extra
+        }
+    };
+    let sgd = quote!(sgd(lr = 0.1));
+    let cases: [(TokenStream, &str); 7] = [
+        (
+            base(
+                quote!(batch_size: 16, num_workers: 2),
+                sgd.clone(),
+                quote!(epochs: 3,),
+            ),
+            "`num_workers` is PyTorch's word; ours is `workers`",
+        ),
+        (
+            base(quote!(batch_size: 16), sgd.clone(), quote!(max_epochs: 3,)),
+            "`max_epochs` is Lightning's word; ours is `epochs`",
+        ),
+        (
+            base(
+                quote!(batch_size: 16),
+                sgd.clone(),
+                quote!(epochs: 3, accumulate_grad_batches: 2,),
+            ),
+            "ours is `grad_accumulation`",
+        ),
+        (
+            base(
+                quote!(batch_size: 16),
+                quote!(adam(lr = 1e-3, betas = (0.5, 0.9))),
+                quote!(epochs: 3,),
+            ),
+            "`adam` has no argument `betas`\nhelp: `betas` is PyTorch's word; ours are `beta_1` and `beta_2`: two arguments",
+        ),
+        (
+            base(
+                quote!(batch_size: 16),
+                quote!(adam(lr = 1e-3, amsgrad = true)),
+                quote!(epochs: 3,),
+            ),
+            "Burn's Adam has no AMSGrad variant",
+        ),
+        (
+            base(
+                quote!(batch_size: 16),
+                quote!(adam(lr = 1e-3, eps = 1e-8)),
+                quote!(epochs: 3,),
+            ),
+            "`eps` is PyTorch's word; ours is `epsilon`",
+        ),
+        (
+            base(
+                quote!(batch_size: 16),
+                sgd.clone(),
+                quote!(epochs: 3, metrics: [valid.loss, valid.f1_score],),
+            ),
+            "`f1_score` is scikit-learn's word; ours is `f1`",
+        ),
+    ];
+    for (tokens, expected) in cases {
+        let text = tokens.to_string();
+        let msgs = messages(tokens);
+        assert_eq!(msgs.len(), 1, "{text}: {msgs:#?}");
+        assert!(msgs[0].contains(expected), "{text}: {msgs:#?}");
+    }
+}

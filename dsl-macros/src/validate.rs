@@ -290,9 +290,11 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             false => sweep::values("lr"),
         };
         if kind.is_none() && !own.contains(&key) {
-            let fix = match closest(&key, &keys) {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("a sweep varies one of: {}", keys.join(", ")),
+            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &key);
+            let fix = match (synonym, closest(&key, &keys)) {
+                (Some(synonym), _) => synonym.help(),
+                (None, Some(close)) => format!("did you mean `{close}`?"),
+                (None, None) => format!("a sweep varies one of: {}", keys.join(", ")),
             };
             err(
                 errors,
@@ -828,7 +830,9 @@ fn arguments_in_range(optimizer: &Optimizer, errors: &mut Errors) {
                 errors,
                 arg.span(),
                 &format!("`{name}` has no argument `{arg}`"),
-                &format!("its arguments are: lr, {}", spec.arg_names().join(", ")),
+                &crate::parse::optimizer_synonym(arg, spec).unwrap_or_else(|| {
+                    format!("its arguments are: lr, {}", spec.arg_names().join(", "))
+                }),
             ),
             Some(known) if !known.range.contains(value.value) => err(
                 errors,
@@ -1017,9 +1021,11 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
                 .map(|m| format!("{} ({})", m.name, m.outputs))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let hint = match closest(&name, &names) {
-                Some(k) => format!("did you mean `{k}`?"),
-                None => format!(
+            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &name);
+            let hint = match (synonym, closest(&name, &names)) {
+                (Some(synonym), _) => synonym.help(),
+                (None, Some(k)) => format!("did you mean `{k}`?"),
+                (None, None) => format!(
                     "the metrics (and the outputs that feed them) are: {all}; for any other Burn metric write `{split}.metric(name = MyMetric::new())`"
                 ),
             };

@@ -14,5 +14,6 @@ pub mod metrics;
 pub mod optimizer;
 mod suggest;
 pub mod sweep;
+pub mod synonyms;
 
 pub use suggest::closest;

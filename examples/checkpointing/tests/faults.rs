@@ -399,7 +399,12 @@ fn sigterm_as_the_last_epoch_is_saved_ends_the_run_normally() {
             .unwrap();
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{:?}: {stderr}", output.status);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{:?}: {stderr}",
+            output.status
+        );
         assert!(stderr.contains("epoch 3/3"), "{stderr}");
     }
 }

@@ -484,17 +484,7 @@ fn a_sweep_is_a_parent_run_with_one_child_per_trial() {
 }
 
 fn tags(server: &str, run_id: &str) -> BTreeMap<String, String> {
-    api(server, &format!("runs/get?run_id={run_id}"))["run"]["data"]["tags"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["key"].as_str().unwrap().to_owned(),
-                t["value"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
+    params_and_tags(server, run_id).1
 }
 
 #[test]

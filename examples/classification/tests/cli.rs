@@ -24,6 +24,23 @@ fn assert_refused(args: &[&str], says: &str) {
 }
 
 #[test]
+fn other_trainers_words_are_answered_with_ours() {
+    assert_refused(
+        &["--set", "num_workers=2"],
+        "`num_workers` is PyTorch's word; ours is `workers`",
+    );
+    assert_refused(
+        &["--sweep", "learning_rate=0.1,0.2"],
+        "`learning_rate` is Keras's word; ours is `lr`",
+    );
+    // This experiment's SGD has no `epsilon` to offer: its own keys, then.
+    assert_refused(
+        &["--set", "optimizer.eps=1e-8"],
+        "unknown config key `optimizer.eps` (no `eps` there); the keys are: kind, momentum, weight_decay",
+    );
+}
+
+#[test]
 fn mistakes_name_the_key_and_exit_2() {
     assert_refused(
         &["--set", "epoch=5"],

@@ -400,9 +400,16 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
     } else {
         format!(" (no `{part}` there)")
     };
-    let fix = match dsl_vocabulary::closest(part, &keys) {
-        Some(close) => format!("did you mean `{close}`?"),
-        None => format!("the keys are: {}", keys.join(", ")),
+    // Another trainer's word, answered with ours where ours is a key here (an SGD has no
+    // `epsilon` to offer for `eps`).
+    use dsl_vocabulary::synonyms::{KEYS, OPTIMIZER_ARGS, find};
+    let synonym = find(KEYS, part)
+        .or_else(|| find(OPTIMIZER_ARGS, part))
+        .filter(|s| s.words().all(|ours| keys.contains(&ours)));
+    let fix = match (synonym, dsl_vocabulary::closest(part, &keys)) {
+        (Some(synonym), _) => synonym.help(),
+        (None, Some(close)) => format!("did you mean `{close}`?"),
+        (None, None) => format!("the keys are: {}", keys.join(", ")),
     };
     CliError(format!(
         "{source}: unknown config key `{path}`{place}; {fix}"
