@@ -26,6 +26,27 @@ fn lora(model: AnyModule, spec: &crate::config::spec::LoraSpec) -> Result<AnyMod
             ),
         }));
     }
+    // Burn adapts the 2-D weights of the group and freezes the rest: a path with none (a
+    // norm's 1-D scale) would leave nothing to train, and the first step's backward would
+    // panic in Burn's autodiff. Each path must hold a matrix.
+    let matrices = crate::model::weights::matrices(ModelRef::of(&model));
+    for path in &spec.on {
+        let one = group(ModelRef::of(&model), "lora", std::slice::from_ref(path))?;
+        if !matrices.iter().any(|(id, at)| one.matches(id, Some(at))) {
+            let listed: Vec<&str> = matrices
+                .iter()
+                .map(|(_, at)| at.strip_prefix(WRAPPER).unwrap_or(at))
+                .collect();
+            return Err(FitError::Setting(SettingError {
+                option: "lora",
+                message: format!(
+                    "`{}` holds no 2-D weight for an adapter (LoRA adapts matrices, such as a linear layer's weight); the model's are: {}",
+                    path.strip_prefix(WRAPPER).unwrap_or(path),
+                    listed.join(", ")
+                ),
+            }));
+        }
+    }
     let group = group(ModelRef::of(&model), "lora", &spec.on)?;
     Ok(model.apply_lora(Lora::new(spec.rank, spec.alpha).set_param_group(group)))
 }
@@ -174,5 +195,43 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[derive(Module, Debug)]
+    struct Normed {
+        fc1: Linear,
+        norm: burn::nn::LayerNorm,
+    }
+
+    #[derive(Module, Debug)]
+    struct WrappedNormed {
+        model: Normed,
+    }
+
+    /// LoRA on a norm's 1-D scale would leave nothing to train (Burn's autodiff then panics at
+    /// the first step): refused before the run, naming the matrices there are.
+    #[test]
+    fn lora_on_a_path_without_a_matrix_is_refused_at_start_up() {
+        let device = Device::flex();
+        let model = || WrappedNormed {
+            model: Normed {
+                fc1: LinearConfig::new(2, 3).init(&device),
+                norm: burn::nn::LayerNormConfig::new(3).init(&device),
+            },
+        };
+        let spec = |on: &str| crate::config::spec::LoraSpec {
+            rank: 1,
+            alpha: 1.0,
+            on: vec![on.to_owned()],
+        };
+        let err = super::apply_lora(model(), &spec("model.norm"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`norm` holds no 2-D weight for an adapter")
+                && err.contains("the model's are: fc1.weight"),
+            "{err}"
+        );
+        assert!(super::apply_lora(model(), &spec("model.fc1")).is_ok());
     }
 }

@@ -232,12 +232,22 @@ pub(crate) fn parameters(model: ModelRef<'_>) -> Vec<(ParamId, String)> {
     paths.found
 }
 
+/// The float parameters of `model` that are matrices (2-D), with their paths: what LoRA
+/// adapts.
+pub(crate) fn matrices(model: ModelRef<'_>) -> Vec<(ParamId, String)> {
+    let mut paths = Paths::default();
+    model.visit(&mut paths);
+    paths.matrices
+}
+
 /// The parameters a visit meets, with their paths; written here because burn-store's
 /// collector, which gives the paths too, snapshots every tensor.
 #[derive(Default)]
 struct Paths {
     at: Vec<String>,
     found: Vec<(ParamId, String)>,
+    /// The 2-D float parameters among them.
+    matrices: Vec<(ParamId, String)>,
 }
 
 impl Paths {
@@ -257,6 +267,9 @@ impl ModuleVisitor for Paths {
 
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         self.found(param.id);
+        if D == 2 {
+            self.matrices.push((param.id, self.at.join(".")));
+        }
     }
 
     fn visit_int<const D: usize>(&mut self, param: &Param<Tensor<D, Int>>) {
