@@ -22,7 +22,7 @@ impl Synonym {
     pub fn help(&self) -> String {
         let named: Vec<String> = self.words().map(|w| format!("`{w}`")).collect();
         match &named[..] {
-            [] => format!("`{}` is {}'s; {}", self.theirs, self.from, self.write),
+            [] => format!("`{}` is {}'s word; {}", self.theirs, self.from, self.write),
             [one] => format!(
                 "`{}` is {}'s word; ours is {one}: {}",
                 self.theirs, self.from, self.write
