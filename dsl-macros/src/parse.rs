@@ -60,6 +60,19 @@ pub fn parse(tokens: TokenStream, errors: &mut Errors) -> Experiment {
     }
 }
 
+/// Whether `input` starts with `{ name: .. }`, a map of named entries (not a block, whose
+/// first tokens cannot be `name:`).
+fn is_named_map(input: ParseStream) -> bool {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    let Ok(TokenTree::Group(group)) = input.fork().parse::<TokenTree>() else {
+        return false;
+    };
+    let mut inside = group.stream().into_iter();
+    group.delimiter() == Delimiter::Brace
+        && matches!(inside.next(), Some(TokenTree::Ident(_)))
+        && matches!(inside.next(), Some(TokenTree::Punct(p)) if p.as_char() == ':' && p.spacing() == Spacing::Alone)
+}
+
 /// Parses `key: value, ...`, calling `value` for each known key; reports unknown and duplicate
 /// keys and skips their values.
 fn entries(
@@ -269,6 +282,33 @@ fn top_level(
         && quoted_value(exp, key, input, errors)?
     {
         return Ok(());
+    }
+    // A key misspelt into its neighbour, with the neighbour's form (`optimizer: { d: .. }`,
+    // `step: [g: ..]`): one error at the key, and the value read as the key meant, so the
+    // names it declares stay declared for every later check.
+    if key == "optimizer" && is_named_map(input) {
+        errors.push(syn::Error::new(
+            key.span(),
+            "`optimizer` holds one optimizer; this is a map of several, which is `optimizers`\nhelp: write `optimizers: { name: adam(lr = 1e-3) on [path], .. }`",
+        ));
+        exp.optimizers = Some(optimizers(input, errors)?);
+        return Ok(());
+    }
+    if key == "step" && input.peek(syn::token::Bracket) {
+        errors.push(syn::Error::new(
+            key.span(),
+            "`step` is one step; this is a list of several, which is `steps`\nhelp: write `steps: [name: |model, batch: B| -> O { .. }, ..]`",
+        ));
+        let (steps, span) = steps(input, errors)?;
+        exp.steps = Some(steps);
+        exp.steps_span = span;
+        return Ok(());
+    }
+    if key == "optimizers" && !input.peek(syn::token::Brace) {
+        return Err(syn::Error::new(
+            key.span(),
+            "`optimizers` is a map of named optimizers; one optimizer is `optimizer`\nhelp: write `optimizer: adam(lr = 1e-3)`, or `optimizers: { name: adam(lr = 1e-3) on [path], .. }`",
+        ));
     }
     match key.to_string().as_str() {
         "name" => {
@@ -492,30 +532,53 @@ fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
 }
 
 /// `[name: closure, name(every = n): closure, ..]`.
+/// Each comma-separated entry of `content`, read by `entry`: an entry that fails is one error
+/// at its own tokens and is skipped to the next comma; the entries around it are kept.
+fn each_entry<T>(
+    content: ParseStream,
+    errors: &mut Errors,
+    mut entry: impl FnMut(ParseStream, &mut Errors) -> syn::Result<T>,
+) -> syn::Result<Vec<T>> {
+    let mut entries = Vec::new();
+    while !content.is_empty() {
+        match entry(content, errors) {
+            Ok(read) => entries.push(read),
+            Err(error) => {
+                errors.push(error);
+                skip_to_comma(content);
+            }
+        }
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(entries)
+}
+
 fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<(Vec<NamedStep>, Span)> {
     const FORM: &str = "write `steps: [critic: |model, batch: Batch| -> Output { .. }, generator(every = 5): |model, batch: Batch| -> Output { .. }]`";
     let content;
     let span = bracketed!(content in input).span.join();
-    let mut steps = Vec::new();
-    while !content.is_empty() {
+    let steps = each_entry(&content, errors, |content, errors| {
         let name: Ident = content.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
                 format!("a step starts with the name of its optimizer\nhelp: {FORM}"),
             )
         })?;
+        // A mistake inside `(..)` is that argument's alone: the step stays declared.
         let every = if content.peek(syn::token::Paren) {
             let args;
             parenthesized!(args in content);
-            let key: Ident = args.parse()?;
-            if key != "every" {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("a step takes one argument, `every`\nhelp: {FORM}"),
-                ));
+            match every_arg(&args) {
+                Ok(every) => Some(every),
+                Err(error) => {
+                    errors.push(error);
+                    // The rest of `(..)` is that mistake's: read, so it is not another error.
+                    args.parse::<TokenStream>()?;
+                    None
+                }
             }
-            args.parse::<Token![=]>()?;
-            Some(number(&args)?)
         } else {
             None
         };
@@ -525,13 +588,37 @@ fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<(Vec<NamedStep>
                 format!("expected `:` after the step's name\nhelp: {FORM}"),
             )
         })?;
-        let step = step(&content, errors)?;
-        steps.push(NamedStep { name, every, step });
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
+        let step = step(content, errors)?;
+        Ok(NamedStep { name, every, step })
+    })?;
     Ok((steps, span))
+}
+
+/// A step's `(every = n)`.
+fn every_arg(args: ParseStream) -> syn::Result<Number> {
+    const HELP: &str = "write `generator(every = 5): |model, batch: Batch| -> Output { .. }` (the step runs at global steps 5, 10, ..)";
+    let key: Ident = args.parse()?;
+    if key != "every" {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("a step takes one argument, `every`\nhelp: {HELP}"),
+        ));
+    }
+    if !args.peek(Token![=]) {
+        return Err(syn::Error::new(
+            args.span(),
+            format!("`every` is given with `=`\nhelp: {HELP}"),
+        ));
+    }
+    args.parse::<Token![=]>()?;
+    let every = number(&args)?;
+    if !args.is_empty() {
+        return Err(syn::Error::new(
+            args.span(),
+            format!("a step takes one argument, `every`\nhelp: {HELP}"),
+        ));
+    }
+    Ok(every)
 }
 
 /// `{ name: optimizer(lr = ..) on [paths], .. }`.
@@ -539,11 +626,10 @@ fn optimizers(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedO
     const FORM: &str = "write `optimizers: { critic: adam(lr = 2e-3) on [critic], generator: adam(lr = 1e-3) on [generator] }`";
     let content;
     braced!(content in input);
-    let mut optimizers = Vec::new();
-    while !content.is_empty() {
+    each_entry(&content, errors, |content, errors| {
         let name: Ident = content.parse()?;
         content.parse::<Token![:]>()?;
-        let optimizer = optimizer(&content, errors)?;
+        let optimizer = optimizer(content, errors)?;
         let on: Ident = content.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
@@ -556,17 +642,26 @@ fn optimizers(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedO
                 format!("expected `on [module paths]`\nhelp: {FORM}"),
             ));
         }
-        let on = module_paths(&content)?;
-        optimizers.push(NamedOptimizer {
+        // `on critic`: the paths are a list; read as one, the optimizer stays declared.
+        let on = if content.peek(syn::token::Bracket) {
+            module_paths(content)?
+        } else {
+            let path = module_path(content)?;
+            errors.push(syn::Error::new(
+                path.1,
+                format!(
+                    "the paths an optimizer owns are a list in brackets\nhelp: write `on [{}]`",
+                    path.0
+                ),
+            ));
+            vec![path]
+        };
+        Ok(NamedOptimizer {
             name,
             optimizer,
             on,
-        });
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(optimizers)
+        })
+    })
 }
 
 fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {

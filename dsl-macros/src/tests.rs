@@ -563,3 +563,78 @@ fn other_trainers_words_are_answered_with_ours() {
         assert!(msgs[0].contains(expected), "{text}: {msgs:#?}");
     }
 }
+
+/// `optimizer: { .. }` meant as `optimizers`, `step: [..]` meant as `steps`: one error at the
+/// key, and the names they declare stay declared (no error at the steps or metrics that use
+/// them).
+#[test]
+fn a_key_misspelt_into_its_neighbour_is_one_error_and_its_names_stay() {
+    let gan = |optimizers: TokenStream, steps: TokenStream| {
+        quote! {
+            name: Gan,
+            model: Gan = Gan::new(device),
+            #optimizers,
+            #steps,
+            loader: { train: ring(0..256), valid: ring(256..320), batcher: SampleBatcher, batch_size: 64 },
+            epochs: 3,
+            metrics: [train.d.loss, train.g.loss, valid.g.loss],
+        }
+    };
+    let map = quote!({ d: adam(lr = 1e-3) on [discriminator], g: adam(lr = 1e-3) on [generator] });
+    let list = quote!([
+        d: |model, batch: SampleBatch| -> GanLoss { model.discriminator_step(batch) },
+        g: |model, batch: SampleBatch| -> GanLoss { model.generator_step(batch) },
+    ]);
+    assert_eq!(
+        messages(gan(quote!(optimizers: #map), quote!(steps: #list))),
+        Vec::<String>::new()
+    );
+    let cases = [
+        (
+            gan(quote!(optimizer: #map), quote!(steps: #list)),
+            "`optimizer` holds one optimizer; this is a map of several, which is `optimizers`",
+        ),
+        (
+            gan(quote!(optimizers: #map), quote!(step: #list)),
+            "`step` is one step; this is a list of several, which is `steps`",
+        ),
+        // A malformed entry is one error, and its step or optimizer stays declared.
+        (
+            gan(
+                quote!(optimizers: #map),
+                quote!(steps: [
+                    d: |model, batch: SampleBatch| -> GanLoss { model.discriminator_step(batch) },
+                    g(every: 2): |model, batch: SampleBatch| -> GanLoss { model.generator_step(batch) },
+                ]),
+            ),
+            "`every` is given with `=`",
+        ),
+        (
+            gan(
+                quote!(optimizers: { d: adam(lr = 1e-3) on discriminator, g: adam(lr = 1e-3) on [generator] }),
+                quote!(steps: #list),
+            ),
+            "the paths an optimizer owns are a list in brackets\nhelp: write `on [discriminator]`",
+        ),
+        (
+            gan(
+                quote!(optimizers: { d: adam(lr = 1e-3, betas = (0.5, 0.9)) on [discriminator], g: adam(lr = 1e-3) on [generator] }),
+                quote!(steps: #list),
+            ),
+            "`adam` has no argument `betas`",
+        ),
+    ];
+    for (tokens, expected) in cases {
+        let msgs = messages(tokens);
+        assert_eq!(msgs.len(), 1, "{msgs:#?}");
+        assert!(msgs[0].starts_with(expected), "{msgs:#?}");
+    }
+    // A block is still an optimizer expression.
+    let block = minimal(quote!()).to_string().replace(
+        "optimizer : sgd (lr = 0.1)",
+        "optimizer : { let config = AdamConfig :: new () ; config . init () } , lr : 0.1",
+    );
+    assert!(block.contains("AdamConfig"), "{block}");
+    let msgs = messages(block.parse().unwrap());
+    assert!(msgs.is_empty(), "{msgs:#?}");
+}
