@@ -611,7 +611,7 @@ fn every_arg(args: ParseStream) -> syn::Result<Number> {
         ));
     }
     args.parse::<Token![=]>()?;
-    let every = number(&args)?;
+    let every = number(args)?;
     if !args.is_empty() {
         return Err(syn::Error::new(
             args.span(),
