@@ -401,6 +401,7 @@ impl<M: LearnerModel> Fit<M> {
                 changes: &start.changes,
             },
             Resumed {
+                first_epoch: start.first_epoch,
                 last_step: start.within.as_ref().map(|w| w.step),
                 metrics: start.metrics,
                 history: &mut start.history,
@@ -683,6 +684,7 @@ struct ConfigSources<'a> {
 
 /// Where the run starts, as the files it writes need it.
 struct Resumed<'a> {
+    first_epoch: usize,
     /// The last step of the epoch an interrupted run stopped in, when the run continues within it.
     last_step: Option<usize>,
     /// The checkpoint's record of `metrics.csv`, for a run continuing from one.
@@ -722,16 +724,20 @@ impl RunFiles {
             resumed_with_changes: &changes,
         };
         let run_dir = if options.write_files {
-            if let Some(mark) = resumed.metrics {
-                crate::output::metrics_csv::resume(
-                    &path.join("metrics.csv"),
-                    mark,
-                    resumed.history,
-                )?;
-            }
+            let csv = path.join("metrics.csv");
+            let continues = match resumed.metrics {
+                Some(mark) => {
+                    crate::output::metrics_csv::resume(&csv, mark, resumed.history)?;
+                    Some(mark)
+                }
+                // A finished run continued in this process (`FitReport::resume`): its file is
+                // complete, and this run's rows follow its own.
+                None if resumed.first_epoch > 1 => crate::output::metrics_csv::as_it_is(&csv)?,
+                None => None,
+            };
             config
                 .to_json()
-                .and_then(|json| RunWriter::create(&path, &json, resumed.metrics, resumed.history))
+                .and_then(|json| RunWriter::create(&path, &json, continues, resumed.history))
                 .map_err(|source| FitError::RunDir {
                     path: path.clone(),
                     source,

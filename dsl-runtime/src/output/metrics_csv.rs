@@ -185,6 +185,30 @@ pub(crate) fn resume(
         })
 }
 
+/// The digest of the whole `metrics.csv` at `path`, which a run continues as it is; `None`
+/// without the file.
+pub(crate) fn as_it_is(path: &Path) -> Result<Option<Digest>, MetricsDamaged> {
+    use std::io::Read;
+    let damaged = |reason: String| MetricsDamaged {
+        file: path.to_owned(),
+        reason,
+    };
+    let mut file = match crate::read::open(path, crate::read::METRICS) {
+        Ok((file, _)) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(damaged(e.to_string())),
+    };
+    let mut digest = Digest::EMPTY;
+    let mut chunk = vec![0; 1 << 16];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(Some(digest)),
+            Ok(n) => digest.update(&chunk[..n]),
+            Err(e) => return Err(damaged(e.to_string())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{CsvValue, Line, Row};

@@ -155,6 +155,7 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
         quiet: true,
         ..FitOptions::default()
     };
+    let first_dir = first.run_dir.clone();
     let mut losses = first.history.train_losses();
     let rest = first
         .resume(options)
@@ -171,4 +172,13 @@ fn a_resumed_run_equals_an_uninterrupted_one() {
     losses.extend(rest.history.train_losses());
     assert_bit_identical(&losses, &three.history.train_losses());
     assert_eq!(rest.model.mlp.weights(), three.model.mlp.weights());
+    // The run directory's record holds both parts: the continued run appends to it.
+    assert_eq!(rest.run_dir, first_dir);
+    let csv = std::fs::read_to_string(rest.run_dir.join("metrics.csv")).unwrap();
+    let recorded: Vec<f32> = csv
+        .lines()
+        .filter(|l| !l.starts_with(',') && l.contains(",train,loss,"))
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_bit_identical(&recorded, &losses);
 }
