@@ -347,7 +347,7 @@ fn top_level(
         }
         "sweep" => exp.sweep = Some(sweep(input)?),
         "hparams" => exp.hparams = Some(hparams(input, errors)?),
-        "freeze" => exp.freeze = Some(module_paths(input)?),
+        "freeze" => exp.freeze = Some(module_paths_kept(input, errors)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => {
             exp.ema = Some(number(input)?);
@@ -542,7 +542,13 @@ fn each_entry<T>(
     let mut entries = Vec::new();
     while !content.is_empty() {
         match entry(content, errors) {
-            Ok(read) => entries.push(read),
+            Ok(read) => {
+                entries.push(read);
+                if !content.is_empty() && !content.peek(Token![,]) {
+                    errors.push(content.error("expected `,` before the next entry"));
+                    skip_to_comma(content);
+                }
+            }
             Err(error) => {
                 errors.push(error);
                 skip_to_comma(content);
@@ -1220,6 +1226,14 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
 }
 
 /// `[fc1, encoder.layer, "layers.0"]`: module paths.
+/// `[path, ..]` read entry by entry: a malformed path (`blocks[0]`) is one error, and the list
+/// stays given (`unfreeze` still has a `freeze`).
+fn module_paths_kept(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span)>> {
+    let content;
+    bracketed!(content in input);
+    each_entry(&content, errors, |content, _| module_path(content))
+}
+
 fn module_paths(input: ParseStream) -> syn::Result<Vec<(String, Span)>> {
     let content;
     bracketed!(content in input);
@@ -1250,6 +1264,18 @@ fn module_path(input: ParseStream) -> syn::Result<(String, Span)> {
         input.parse::<Token![.]>()?;
         path.push('.');
         path.push_str(&input.parse::<Ident>()?.to_string());
+    }
+    // `blocks[0]`: a numbered submodule is a segment of the path.
+    if input.peek(syn::token::Bracket) {
+        let index;
+        let bracket = bracketed!(index in input);
+        let index: TokenStream = index.parse()?;
+        return Err(syn::Error::new(
+            bracket.span.join(),
+            format!(
+                "a numbered submodule is a segment of the path, written in quotes\nhelp: write `\"{path}.{index}\"`"
+            ),
+        ));
     }
     Ok((path, first.span()))
 }

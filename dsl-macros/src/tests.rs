@@ -629,6 +629,34 @@ fn a_key_misspelt_into_its_neighbour_is_one_error_and_its_names_stay() {
         assert_eq!(msgs.len(), 1, "{msgs:#?}");
         assert!(msgs[0].starts_with(expected), "{msgs:#?}");
     }
+    // A watched metric of a several-optimizer experiment is a step's: the help names one.
+    let best = gan(
+        quote!(optimizers: #map),
+        quote!(steps: #list, checkpoint: best(valid.loss)),
+    );
+    let msgs = messages(best);
+    assert_eq!(msgs.len(), 1, "{msgs:#?}");
+    assert!(
+        msgs[0]
+            .contains("with several optimizers a metric is a step's: did you mean `valid.g.loss`?"),
+        "{msgs:#?}"
+    );
+    // `plateau` with several optimizers says why, without naming `groups` there are none of.
+    let plateau = gan(
+        quote!(optimizers: #map),
+        quote!(steps: #list, lr_schedule: plateau(valid.g.loss, factor = 0.5)),
+    );
+    let msgs = messages(plateau);
+    assert_eq!(msgs.len(), 1, "{msgs:#?}");
+    assert!(
+        msgs[0].contains("each of the several optimizers has its own")
+            && !msgs[0].contains("groups"),
+        "{msgs:#?}"
+    );
+    // A malformed `freeze` path is its own error: `unfreeze` still has a `freeze`.
+    let frozen = messages(minimal(quote!(freeze: [blocks[0], head], unfreeze: 2,)));
+    assert_eq!(frozen.len(), 1, "{frozen:#?}");
+    assert!(frozen[0].contains("write `\"blocks.0\"`"), "{frozen:#?}");
     // A block is still an optimizer expression.
     let block = minimal(quote!()).to_string().replace(
         "optimizer : sgd (lr = 0.1)",

@@ -400,7 +400,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
                 "`unfreeze` is the epoch the frozen paths train again from: a whole number of at least 1",
                 "write e.g. `unfreeze: 3`",
             );
-        } else if exp.freeze.as_ref().is_none_or(Vec::is_empty) {
+        } else if exp.freeze.is_none() {
             err(
                 errors,
                 n,
@@ -1136,11 +1136,25 @@ fn must_be_recorded(what: &str, metric: &MetricRef, recorded: &[MetricRef], erro
     if !own && !check_metric_ref(metric, &["train", "valid"], errors) {
         return;
     }
+    // With several optimizers a metric is a step's: `valid.loss` does not exist to add.
+    let help = match recorded.iter().find(|m| {
+        metric.step.is_none()
+            && m.step.is_some()
+            && m.split == metric.split
+            && m.name == metric.name
+    }) {
+        Some(step_metric) => format!(
+            "with several optimizers a metric is a step's: did you mean `{}.{}`?",
+            step_metric.split,
+            step_metric.key()
+        ),
+        None => format!("add `{key}` to `metrics`"),
+    };
     err(
         errors,
         metric.name.span(),
         &format!("{what} uses `{key}`, which is not recorded"),
-        &format!("add `{key}` to `metrics`"),
+        &help,
     );
 }
 
@@ -1271,6 +1285,13 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                         factor,
                         "`plateau` scales one learning rate and cannot be combined with `groups`",
                         "remove `groups`, or use a schedule fixed in advance",
+                    );
+                } else if exp.optimizers.is_some() {
+                    err(
+                        errors,
+                        factor,
+                        "`plateau` scales one learning rate, and each of the several optimizers has its own",
+                        "use a schedule fixed in advance (`cosine(..)`, `step(..)`, `linear(..)`), which each optimizer follows at its own rate",
                     );
                 }
             }

@@ -544,7 +544,7 @@ impl Schedule {
             }
             if !groups.is_empty() {
                 return Err(invalid(
-                    "plateau scales one learning rate and cannot be combined with groups"
+                    "plateau scales one learning rate and cannot be combined with several rates (`groups`, or several optimizers, each at its own rate): use a schedule fixed in advance, such as cosine(..)"
                         .to_owned(),
                 ));
             }

@@ -268,6 +268,14 @@ impl Args {
         for (key, value, flag) in typed {
             if let Some(value) = value {
                 if defaults.get(key).is_none() {
+                    if let Some(rates) = defaults.as_object().and_then(several_rates)
+                        && key == "lr"
+                    {
+                        return Err(CliError(format!(
+                            "{flag}: {rates}, e.g. `--set {}=1e-3`",
+                            rates.split('`').nth(1).unwrap_or("optimizers.<name>.lr")
+                        )));
+                    }
                     return Err(CliError(format!(
                         "{flag}: this experiment has no `{key}` key; add `{key}: ..` to its \
                          `training!` block to set it from the command line (the keys reference \
@@ -406,7 +414,12 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
     let synonym = find(KEYS, part)
         .or_else(|| find(OPTIMIZER_ARGS, part))
         .filter(|s| s.words().all(|ours| keys.contains(&ours)));
+    let rates = ["lr", "learning_rate"]
+        .contains(&part)
+        .then(|| several_rates(map))
+        .flatten();
     let fix = match (synonym, dsl_vocabulary::closest(part, &keys)) {
+        _ if rates.is_some() => rates.unwrap_or_default(),
         (Some(synonym), _) => synonym.help(),
         (None, Some(close)) => format!("did you mean `{close}`?"),
         (None, None) => format!("the keys are: {}", keys.join(", ")),
@@ -431,7 +444,10 @@ where
     tune_allocator();
     #[cfg(feature = "wgpu")]
     headless::quiet_headless_vulkan();
-    let mut args = match parse_args() {
+    let mut args = match serde_json::to_value(&defaults)
+        .map_err(|_| ExitCode::FAILURE)
+        .and_then(|defaults| parse_args(&defaults))
+    {
         Ok(args) => args,
         Err(code) => return code,
     };
@@ -582,11 +598,36 @@ fn sweep<C: Serialize + DeserializeOwned>(
     }
 }
 
-fn parse_args() -> Result<Args, ExitCode> {
-    Args::try_parse().map_err(|err| {
-        let _ = err.print();
-        ExitCode::from(err.exit_code().clamp(0, 255) as u8)
-    })
+/// The flags, `--lr` hidden from `--help` where the experiment has no one rate (several
+/// optimizers: each one's is `optimizers.<name>.lr`, and `--lr` is refused saying so).
+fn parse_args(defaults: &Value) -> Result<Args, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = Args::command();
+    if defaults.get("lr").is_none() {
+        command = command.mut_arg("lr", |arg| arg.hide(true));
+    }
+    command
+        .try_get_matches()
+        .and_then(|matches| Args::from_arg_matches(&matches))
+        .map_err(|err| {
+            let _ = err.print();
+            ExitCode::from(err.exit_code().clamp(0, 255) as u8)
+        })
+}
+
+/// With several optimizers, where each one's rate is: `optimizers.<name>.lr`, by name.
+fn several_rates(config: &Map<String, Value>) -> Option<String> {
+    let Value::Object(optimizers) = config.get("optimizers")? else {
+        return None;
+    };
+    let names: Vec<String> = optimizers
+        .keys()
+        .map(|n| format!("`optimizers.{n}.lr`"))
+        .collect();
+    Some(format!(
+        "with several optimizers each has its own rate: set {}",
+        names.join(" or ")
+    ))
 }
 
 fn print_config(config: serde_json::Result<Value>) -> ExitCode {

@@ -121,3 +121,24 @@ fn a_sweep_of_several_optimizers_asks_which_metric_ranks_it() {
         "nothing trained"
     );
 }
+
+#[test]
+fn the_command_line_offers_only_the_rates_it_takes() {
+    // Each optimizer has its own rate: `--help` does not list `--lr`, and `--lr` or
+    // `--set lr=` name the rates there are (not "did you mean `lora`?").
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    assert!(
+        help.contains("--epochs") && !help.contains("--lr"),
+        "{help}"
+    );
+    for args in [&["--lr", "0.1"][..], &["--set", "lr=0.1"]] {
+        let out = run(args);
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("with several optimizers each has its own rate: set `optimizers.discriminator.lr` or `optimizers.generator.lr`")
+                && !said.contains("lora"),
+            "{said}"
+        );
+    }
+}
