@@ -1127,7 +1127,28 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
     let arg = if input.peek(syn::token::Paren) {
         let content;
         parenthesized!(content in input);
-        Some(number(&content)?)
+        // `top_k(k = 2)`, `fbeta(beta = 0.5)`: the argument is the number alone.
+        let value: Expr = content.parse()?;
+        match &value {
+            Expr::Assign(assign) if number_expr(&assign.right).is_ok() => {
+                let right = &assign.right;
+                return Err(syn::Error::new_spanned(
+                    &value,
+                    format!(
+                        "a metric's argument is written alone, without its name\nhelp: write `{split}.{name}({})`",
+                        quote::quote!(#right)
+                    ),
+                ));
+            }
+            other => Some(number_expr(other).map_err(|_| {
+                syn::Error::new_spanned(
+                    other,
+                    format!(
+                        "a metric's argument is a number\nhelp: write e.g. `{split}.top_k(5)` or `{split}.fbeta(0.5)`"
+                    ),
+                )
+            })?),
+        }
     } else {
         None
     };
@@ -1225,7 +1246,6 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
     Ok(metrics)
 }
 
-/// `[fc1, encoder.layer, "layers.0"]`: module paths.
 /// `[path, ..]` read entry by entry: a malformed path (`blocks[0]`) is one error, and the list
 /// stays given (`unfreeze` still has a `freeze`).
 fn module_paths_kept(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span)>> {
@@ -1234,6 +1254,7 @@ fn module_paths_kept(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec
     each_entry(&content, errors, |content, _| module_path(content))
 }
 
+/// `[fc1, encoder.layer, "layers.0"]`: module paths.
 fn module_paths(input: ParseStream) -> syn::Result<Vec<(String, Span)>> {
     let content;
     bracketed!(content in input);

@@ -666,3 +666,29 @@ fn a_key_misspelt_into_its_neighbour_is_one_error_and_its_names_stay() {
     let msgs = messages(block.parse().unwrap());
     assert!(msgs.is_empty(), "{msgs:#?}");
 }
+
+/// A metric's argument written with its name, or not a number, is one error that says how;
+/// an argument a metric does not take keeps the metric recorded for `best(..)`.
+#[test]
+fn a_metric_argument_is_one_error_with_its_form() {
+    let cases: [(TokenStream, &str); 3] = [
+        (
+            quote!(metrics: [valid.loss, valid.top_k(k = 2)],),
+            "a metric's argument is written alone, without its name\nhelp: write `valid.top_k(2)`",
+        ),
+        (
+            quote!(metrics: [valid.loss, valid.top_k("2")],),
+            "a metric's argument is a number",
+        ),
+        (
+            quote!(metrics: [valid.loss, valid.accuracy(2)], checkpoint: best(valid.accuracy),),
+            "`accuracy` takes no argument\nhelp: write `valid.accuracy`",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let text = extra.to_string();
+        let msgs = messages(minimal(extra));
+        assert_eq!(msgs.len(), 1, "{text}: {msgs:#?}");
+        assert!(msgs[0].starts_with(expected), "{text}: {msgs:#?}");
+    }
+}

@@ -910,9 +910,15 @@ fn meant_metric(metric: &MetricRef, splits: &[&str]) -> Option<MetricRef> {
     } else {
         closest(&name, &names)?.to_owned()
     };
+    // `valid.accuracy(2)` meant `valid.accuracy`, which `best(valid.accuracy)` then finds.
+    let arg = match catalog::metric(&name).map(|m| m.arg) {
+        Some(MetricArg::None) => None,
+        _ => metric.arg.clone(),
+    };
     Some(MetricRef {
         split: Ident::new(&split, metric.split.span()),
         name: Ident::new(&name, metric.name.span()),
+        arg,
         ..metric.clone()
     })
 }
