@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::common::*;
 use burn::data::dataset::Dataset;
 use burn::optim::SgdConfig;
+use burn::tensor::Device;
 use dsl_runtime::checkpoint::Policy;
 use dsl_runtime::prelude::*;
 
@@ -33,9 +34,14 @@ impl Dataset<Sample> for Generated {
     }
 }
 
-/// Two epochs of `steps / 2` batches of one sample, checkpointed after each.
+/// Two epochs of `steps / 2` batches of one sample, checkpointed after each, on flex whatever
+/// `DSL_TEST_DEVICE` says: what is measured is the loop's state and memory, not a device's.
 fn train(dir: &Path, steps: usize) {
-    Fit::new(classifier(), SgdConfig::new().init(), 1e-3)
+    let device = Device::flex().autodiff();
+    let model = Classifier {
+        mlp: Mlp::new(3, &device),
+    };
+    Fit::new(model, SgdConfig::new().init(), 1e-3)
         .options(FitOptions {
             name: "long".into(),
             artifacts: dir.to_owned(),
@@ -48,7 +54,7 @@ fn train(dir: &Path, steps: usize) {
         .train_metric(metric::loss())
         .valid_metric(metric::loss())
         .run(
-            &device(),
+            &device,
             Data::new(Generated(steps / 2), Generated(8), SampleBatcher),
         )
         .unwrap();
