@@ -123,6 +123,10 @@ fn hostile_config_files_and_values_are_refused_quickly_and_clearly() {
         "it must be a whole number from 1 to 4294967295",
     );
     assert_refused(
+        &["--set", r#"optimizer={"kind": "sgd", "kind": "adam"}"#],
+        "--set optimizer: the key `kind` appears twice; keep one",
+    );
+    assert_refused(
         &["--lr", "NaN"],
         "--lr NaN: the learning rate must be a number above 0, e.g. `--lr 1e-3`",
     );

@@ -288,10 +288,17 @@ impl Args {
         for assignment in &self.set {
             let Some((key, text)) = assignment.split_once('=') else {
                 return Err(CliError(format!(
-                    "--set expects KEY=VALUE, got `{assignment}`"
+                    "--set expects KEY=VALUE, got `{}`",
+                    crate::read::shorten(assignment)
                 )));
             };
             let key = key.trim();
+            // JSON whose object names a key twice is refused, as in a config file.
+            if serde_json::from_str::<Value>(text).is_ok()
+                && let Err(e) = crate::read::json(text.as_bytes())
+            {
+                return Err(CliError(format!("--set {key}: {e}")));
+            }
             let value = set_value(text, at(&layers.config, key));
             layers.set(key.to_owned(), value, "--set")?;
         }
