@@ -37,4 +37,5 @@ pass!(
     "../pass/training/inside_a_function.rs" => inside_a_function,
     "../pass/training/items_without_clone.rs" => items_without_clone,
     "../pass/training/several_optimizers.rs" => several_optimizers,
+    "../pass/training/callback_holding_an_rc.rs" => callback_holding_an_rc,
 );

@@ -98,13 +98,15 @@ pub struct RunEnd<'a> {
 }
 
 /// Hooks called by the fit loop, in the order of their `callbacks` list. Every method has a
-/// default that does nothing, so a callback implements only what it uses.
+/// default that does nothing, so a callback implements only what it uses. The hooks run on the
+/// thread that runs the loop, so a callback need not be `Send`: it may hold an `Rc` or a
+/// `RefCell` (`ui-tests/pass/training/callback_holding_an_rc.rs`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a callback",
     label = "`callbacks` takes values implementing `dsl_runtime::callback::Callback`",
     note = "implement `Callback` for `{Self}`: every hook has a default, so implement just the ones you need"
 )]
-pub trait Callback: Send {
+pub trait Callback {
     /// Before the first epoch.
     fn run_start(&mut self, _run: &RunStart<'_>) -> Control {
         Control::Continue
