@@ -66,11 +66,19 @@ pub struct Experiment {
     /// Keys written by the user, including those whose value was rejected: a rejected value
     /// is not also reported as a missing key.
     pub given: Vec<String>,
+    /// Keys whose value was rejected: their error is the one, and checks that need their value
+    /// (`resume` needs `checkpoint`, `unfreeze` needs `freeze`) say nothing.
+    pub rejected: Vec<String>,
     /// Span of the whole invocation, for "missing key" errors.
     pub span: Span,
 }
 
 impl Experiment {
+    /// Whether `key` was written with a value that was rejected.
+    pub fn malformed(&self, key: &str) -> bool {
+        self.rejected.iter().any(|k| k == key)
+    }
+
     /// The experiment's own hyperparameters, as declared.
     pub fn hparams(&self) -> &[Hparam] {
         self.hparams.as_deref().unwrap_or_default()
@@ -129,6 +137,7 @@ impl Default for Experiment {
             data_parallel: None,
             devices: None,
             given: Vec::new(),
+            rejected: Vec::new(),
             span: Span::call_site(),
         }
     }

@@ -67,4 +67,6 @@ pub fn derive_step_output(input: TokenStream) -> TokenStream {
 }
 
 #[cfg(test)]
+mod mutants;
+#[cfg(test)]
 mod tests;

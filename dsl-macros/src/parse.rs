@@ -47,7 +47,11 @@ pub fn parse(tokens: TokenStream, errors: &mut Errors) -> Experiment {
             ..Experiment::default()
         };
         exp.given = entries(input, &keys::names(), errors, |key, input, errors| {
-            top_level(&mut exp, key, input, errors)
+            let read = top_level(&mut exp, key, input, errors);
+            if read.is_err() {
+                exp.rejected.push(key.to_string());
+            }
+            read
         })?;
         Ok(exp)
     };
@@ -85,6 +89,10 @@ fn entries(
     // Keys a misspelt key most likely meant: not reported again as missing.
     let mut meant: Vec<String> = Vec::new();
     while !input.is_empty() {
+        if let Some(comma) = extra_comma(input) {
+            errors.push(comma);
+            continue;
+        }
         let key: Ident = input.parse()?;
         if !input.peek(Token![:]) || input.peek(Token![::]) {
             errors.push(syn::Error::new(
@@ -100,15 +108,17 @@ fn entries(
         input.parse::<Token![:]>()?;
         let name = key.to_string();
         let outcome = if !known.contains(&name.as_str()) {
-            // Another trainer's word for one of our keys is read as ours, like a typo.
+            // Another trainer's word for one of our keys is read as ours, like a typo; a near
+            // miss of one of ours not yet given is a typo first (`mode` meant `model`, though
+            // it is also Lightning's word).
             let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name);
+            let typo =
+                closest(&name, known).filter(|k| synonym.is_none() || !seen.iter().any(|s| s == k));
+            let synonym = synonym.filter(|_| typo.is_none());
             let ours = synonym
                 .and_then(|s| s.ours)
                 .and_then(|ours| known.iter().copied().find(|k| *k == ours));
-            let hint = match synonym
-                .map(|_| ours)
-                .unwrap_or_else(|| closest(&name, known))
-            {
+            let hint = match synonym.map(|_| ours).unwrap_or(typo) {
                 Some(k) => {
                     meant.push(k.to_owned());
                     // Read the value as the key it most likely meant, its mistakes unreported:
@@ -532,6 +542,15 @@ fn step(input: ParseStream, errors: &mut Errors) -> syn::Result<Step> {
 }
 
 /// `[name: closure, name(every = n): closure, ..]`.
+/// A comma where an entry should be (`a,, b`): one error, the comma read.
+fn extra_comma(content: ParseStream) -> Option<syn::Error> {
+    let comma = content.parse::<Option<Token![,]>>().ok()??;
+    Some(syn::Error::new(
+        comma.span,
+        "two commas with nothing between them\nhelp: remove one",
+    ))
+}
+
 /// Each comma-separated entry of `content`, read by `entry`: an entry that fails is one error
 /// at its own tokens and is skipped to the next comma; the entries around it are kept.
 fn each_entry<T>(
@@ -541,6 +560,10 @@ fn each_entry<T>(
 ) -> syn::Result<Vec<T>> {
     let mut entries = Vec::new();
     while !content.is_empty() {
+        if let Some(comma) = extra_comma(content) {
+            errors.push(comma);
+            continue;
+        }
         match entry(content, errors) {
             Ok(read) => {
                 entries.push(read);
@@ -1218,6 +1241,10 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
     bracketed!(content in input);
     let mut metrics = Vec::new();
     while !content.is_empty() {
+        if let Some(comma) = extra_comma(&content) {
+            errors.push(comma);
+            continue;
+        }
         if content.peek(LitStr) {
             let lit: LitStr = content.parse()?;
             errors.push(syn::Error::new(

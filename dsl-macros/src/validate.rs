@@ -400,7 +400,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
                 "`unfreeze` is the epoch the frozen paths train again from: a whole number of at least 1",
                 "write e.g. `unfreeze: 3`",
             );
-        } else if exp.freeze.is_none() {
+        } else if exp.freeze.is_none() && !exp.malformed("freeze") {
             err(
                 errors,
                 n,
@@ -611,7 +611,8 @@ fn resume_needs_checkpoints(exp: &Experiment, errors: &mut Errors) {
     };
     let writes =
         matches!(&exp.checkpoint, Some(p) if !p.iter().any(|p| matches!(p, Policy::None(_))));
-    if !writes {
+    // A `checkpoint` given but malformed is that key's error alone.
+    if !writes && !exp.malformed("checkpoint") {
         err(
             errors,
             span,
@@ -889,9 +890,28 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
         }
     }
     if exp.metrics.is_none() {
-        recorded = default_metrics(exp);
+        recorded = match exp.malformed("metrics") {
+            // What a malformed `metrics` records is not known, and its error is the one: the
+            // metrics other keys watch count as recorded.
+            true => watched_metrics(exp),
+            false => default_metrics(exp),
+        };
     }
     recorded
+}
+
+/// The metrics `best(..)`, `early_stopping` and `plateau` name.
+fn watched_metrics(exp: &Experiment) -> Vec<MetricRef> {
+    let best = exp.checkpoint.iter().flatten().filter_map(|p| match p {
+        Policy::Best(metric) => Some(metric.clone()),
+        _ => None,
+    });
+    let stop = exp.early_stopping.iter().map(|rule| rule.metric.clone());
+    let plateau = match &exp.lr_schedule {
+        Some(Schedule::Plateau { metric, .. }) => Some(metric.clone()),
+        _ => None,
+    };
+    best.chain(stop).chain(plateau).collect()
 }
 
 /// The metric a rejected `split.metric` most likely meant: its split and name, each the
@@ -925,7 +945,9 @@ fn meant_metric(metric: &MetricRef, splits: &[&str]) -> Option<MetricRef> {
 
 /// The splits metrics can be recorded on: `test` only with a `loader: { test: .. }`.
 fn splits(exp: &Experiment) -> Vec<&'static str> {
-    let has_test = exp.loader.as_ref().is_some_and(|l| l.test.is_some());
+    // Without a loader that could be read, whether it has a test split is not known: its own
+    // error says what is wrong, and `test.*` adds none.
+    let has_test = exp.loader.as_ref().is_none_or(|l| l.test.is_some());
     SPLITS
         .iter()
         .copied()
@@ -1554,6 +1576,22 @@ fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> boo
         (Some(steps), Some(step)) => {
             let known: Vec<String> = steps.iter().map(|s| s.name.to_string()).collect();
             if known.iter().any(|k| step == k) {
+                return true;
+            }
+            // A step misnamed (`discriminatorx`, naming no optimizer) is that step's error; the
+            // metrics of the optimizer it meant are not a second one.
+            let optimizers: Vec<String> = exp
+                .optimizers
+                .iter()
+                .flatten()
+                .map(|o| o.name.to_string())
+                .collect();
+            let optimizers: Vec<&str> = optimizers.iter().map(String::as_str).collect();
+            let meant_by_a_misnamed_step = known.iter().any(|k| {
+                !optimizers.contains(&k.as_str())
+                    && closest(k, &optimizers).is_some_and(|meant| step == meant)
+            });
+            if meant_by_a_misnamed_step {
                 return true;
             }
             let known: Vec<&str> = known.iter().map(String::as_str).collect();
