@@ -127,15 +127,22 @@ fn delimited(
     let Some(TokenTree::Group(list)) = entries[index].last().cloned() else {
         return None;
     };
-    if list.delimiter() != Delimiter::Bracket {
+    // A list or a map (`loader: { .. }`, `optimizers: { .. }`), not a call's arguments; its
+    // first comma outside a closure's `|..|`.
+    if !matches!(list.delimiter(), Delimiter::Bracket | Delimiter::Brace)
+        || entries[index].len() != key_of(&entries[index])?.0 + 3
+    {
         return None;
     }
     let mut inside: Vec<TokenTree> = list.stream().into_iter().collect();
-    let comma = inside
-        .iter()
-        .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))?;
+    let pipe = |t: &TokenTree| matches!(t, TokenTree::Punct(p) if p.as_char() == '|');
+    // Not a trailing comma, whose loss is no mistake.
+    let comma = (0..inside.len().saturating_sub(1)).find(|&i| {
+        matches!(&inside[i], TokenTree::Punct(p) if p.as_char() == ',')
+            && inside[..i].iter().filter(|t| pipe(t)).count() % 2 == 0
+    })?;
     change(&mut inside, comma);
-    let group = Group::new(Delimiter::Bracket, inside.into_iter().collect());
+    let group = Group::new(list.delimiter(), inside.into_iter().collect());
     *entries[index].last_mut().unwrap() = TokenTree::Group(group);
     Some(joined(&entries))
 }
@@ -288,18 +295,18 @@ fn every_mutant_of_every_example_is_one_error_with_its_fix() {
                     mutants.push(("optimizer or step name misspelt", key.clone(), mutant));
                 }
             }
+            if let Some(mutant) = delimited(&entries, index, |inside, comma| {
+                inside.remove(comma);
+            }) {
+                mutants.push(("list delimiter dropped", key.clone(), mutant));
+            }
+            if let Some(mutant) = delimited(&entries, index, |inside, comma| {
+                let again = inside[comma].clone();
+                inside.insert(comma, again);
+            }) {
+                mutants.push(("list delimiter doubled", key.clone(), mutant));
+            }
             if key == "metrics" {
-                if let Some(mutant) = delimited(&entries, index, |inside, comma| {
-                    inside.remove(comma);
-                }) {
-                    mutants.push(("list delimiter dropped", key.clone(), mutant));
-                }
-                if let Some(mutant) = delimited(&entries, index, |inside, comma| {
-                    let again = inside[comma].clone();
-                    inside.insert(comma, again);
-                }) {
-                    mutants.push(("list delimiter doubled", key.clone(), mutant));
-                }
                 for mutant in misspelt_metrics(&entries, index) {
                     mutants.push(("metric name misspelt", key.clone(), mutant));
                 }

@@ -164,6 +164,13 @@ fn entries(
             if !input.is_empty() && !at_next_key(input) {
                 skip_value(input);
             }
+        } else if !input.is_empty() && !input.peek(Token![,]) && at_a_key(input) {
+            // `train: a valid: b`: the comma between two entries is missing; the next one is
+            // read as it is.
+            errors.push(input.error(format!(
+                "a `,` is missing after the value of `{key}`\nhelp: end the value with `,`"
+            )));
+            continue;
         } else if !input.is_empty() && !input.peek(Token![,]) {
             let help = if key == "checkpoint"
                 && (input.peek(Token![&]) || input.peek(Token![+]) || input.peek(Token![||]))
@@ -239,6 +246,13 @@ fn skip_value(input: ParseStream) {
         return;
     }
     skip_to_next_key(input);
+}
+
+/// At a `key:` (after its doc comments), where a comma was expected before it.
+fn at_a_key(input: ParseStream) -> bool {
+    let fork = input.fork();
+    let _ = fork.call(Attribute::parse_outer);
+    fork.peek(Ident) && fork.peek2(Token![:]) && !fork.peek2(Token![::])
 }
 
 /// At the end, or at the comma before the next `key:` (a doc comment may come between).
@@ -568,7 +582,21 @@ fn each_entry<T>(
             Ok(read) => {
                 entries.push(read);
                 if !content.is_empty() && !content.peek(Token![,]) {
-                    errors.push(content.error("expected `,` before the next entry"));
+                    // Before a `name:` (or `name(..):`) the comma is missing, and that entry is
+                    // read as it is.
+                    let next_entry = at_a_key(content) || {
+                        let fork = content.fork();
+                        fork.parse::<Ident>().is_ok()
+                            && fork.parse::<proc_macro2::Group>().is_ok()
+                            && fork.peek(Token![:])
+                            && !fork.peek(Token![::])
+                    };
+                    errors.push(content.error(
+                        "a `,` is missing before the next entry\nhelp: separate the entries with `,`",
+                    ));
+                    if next_entry {
+                        continue;
+                    }
                     skip_to_comma(content);
                 }
             }
@@ -1499,6 +1527,10 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
     braced!(content in input);
     let mut hparams = Vec::new();
     while !content.is_empty() {
+        if let Some(comma) = extra_comma(&content) {
+            errors.push(comma);
+            continue;
+        }
         let docs = content.call(Attribute::parse_outer)?;
         let name: Ident = content.parse().map_err(|e| {
             syn::Error::new(
@@ -1547,7 +1579,11 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
                 skip_to_comma(&content);
             }
         }
-        if !content.is_empty() {
+        if !content.is_empty() && !content.peek(Token![,]) && at_a_key(&content) {
+            errors.push(content.error(format!(
+                "a `,` is missing before the next hyperparameter\nhelp: {FORM}"
+            )));
+        } else if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }
     }
