@@ -210,6 +210,56 @@ fn misspelt_names(entries: &[Vec<TokenTree>], index: usize) -> Vec<TokenStream> 
     mutants
 }
 
+/// The loader's own keys misspelt, and its counts given a value of another form.
+fn loader_mutants(
+    entries: &[Vec<TokenTree>],
+    index: usize,
+) -> Vec<(&'static str, String, TokenStream)> {
+    let Some(TokenTree::Group(map)) = entries[index].last() else {
+        return Vec::new();
+    };
+    if map.delimiter() != Delimiter::Brace {
+        return Vec::new();
+    }
+    let inner = self::entries(&map.stream());
+    let mut mutants = Vec::new();
+    let with = |inner: TokenStream| {
+        let mut mutated = entries.to_vec();
+        *mutated[index].last_mut().unwrap() = TokenTree::Group(Group::new(Delimiter::Brace, inner));
+        joined(&mutated)
+    };
+    for (i, entry) in inner.iter().enumerate() {
+        let Some((at, key)) = key_of(entry) else {
+            continue;
+        };
+        if key.len() > 3 {
+            let to = &key[..key.len() - 1];
+            mutants.push((
+                "loader key misspelt",
+                format!("loader.{key} → {to}"),
+                with(renamed(&inner, i, at, to)),
+            ));
+        }
+        if ["train", "valid", "batcher", "batch_size"].contains(&key.as_str()) {
+            let mut without = inner.clone();
+            without.remove(i);
+            mutants.push((
+                "required key removed",
+                format!("loader.{key}"),
+                with(joined(&without)),
+            ));
+        }
+        if ["batch_size", "shuffle", "workers"].contains(&key.as_str()) {
+            mutants.push((
+                "value of another form",
+                format!("loader.{key}: \"three\""),
+                with(revalued(&inner, i, at, quote::quote!("three"))),
+            ));
+        }
+    }
+    mutants
+}
+
 /// Values of another form than each fixed-form key takes.
 fn other_form(key: &str) -> Option<TokenStream> {
     Some(match key {
@@ -289,6 +339,11 @@ fn every_mutant_of_every_example_is_one_error_with_its_fix() {
                     format!("{key}: {value}"),
                     revalued(&entries, index, at, value),
                 ));
+            }
+            if key == "loader" {
+                for (rule, what, mutant) in loader_mutants(&entries, index) {
+                    mutants.push((rule, what, mutant));
+                }
             }
             if key == "optimizers" || key == "steps" {
                 for mutant in misspelt_names(&entries, index) {
