@@ -260,6 +260,34 @@ fn loader_mutants(
     mutants
 }
 
+/// Each `name(..)` of a value (`adam(..)`, `cosine(..)`, `keep_last(2) | best(..)`) misspelt.
+fn misspelt_calls(
+    entries: &[Vec<TokenTree>],
+    index: usize,
+    at: usize,
+) -> Vec<(String, TokenStream)> {
+    let entry = &entries[index];
+    let mut mutants = Vec::new();
+    for i in at + 2..entry.len() {
+        let TokenTree::Ident(name) = &entry[i] else {
+            continue;
+        };
+        let call = matches!(entry.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+        if !call {
+            continue;
+        }
+        let text = name.to_string();
+        let to = match text.len() > 3 {
+            true => text[..text.len() - 1].to_owned(),
+            false => format!("{text}x"),
+        };
+        let mut mutated = entries.to_vec();
+        mutated[index][i] = TokenTree::Ident(Ident::new(&to, name.span()));
+        mutants.push((format!("{text} → {to}"), joined(&mutated)));
+    }
+    mutants
+}
+
 /// Values of another form than each fixed-form key takes.
 fn other_form(key: &str) -> Option<TokenStream> {
     Some(match key {
@@ -339,6 +367,19 @@ fn every_mutant_of_every_example_is_one_error_with_its_fix() {
                     format!("{key}: {value}"),
                     revalued(&entries, index, at, value),
                 ));
+            }
+            if [
+                "optimizer",
+                "lr_schedule",
+                "checkpoint",
+                "early_stopping",
+                "grad_clip",
+            ]
+            .contains(&key.as_str())
+            {
+                for (what, mutant) in misspelt_calls(&entries, index, at) {
+                    mutants.push(("optimizer, schedule or policy name misspelt", what, mutant));
+                }
             }
             if key == "loader" {
                 for (rule, what, mutant) in loader_mutants(&entries, index) {
