@@ -295,7 +295,9 @@ fn other_form(key: &str) -> Option<TokenStream> {
         "metrics" | "checkpoint" | "optimizer" | "lr_schedule" | "early_stopping" => {
             quote::quote!(3)
         }
-        "freeze" | "callbacks" => quote::quote!(3),
+        "freeze" | "callbacks" | "sweep" | "groups" | "lora" | "hparams" | "optimizers"
+        | "steps" | "loader" | "resume" | "grad_clip" | "data_parallel" => quote::quote!(3),
+        "unfreeze" | "ema" => quote::quote!("three"),
         _ => return None,
     })
 }

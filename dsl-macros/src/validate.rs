@@ -149,6 +149,10 @@ pub fn unknown_config_fields<'a>(exp: &Experiment, expr: &'a syn::Expr) -> Vec<&
 /// `config.<name>` where the config has no such field: said in the words of `hparams`, where
 /// rustc would list the first five built-in fields.
 fn config_fields_read(exp: &Experiment, errors: &mut Errors) {
+    // `hparams` given but malformed: which fields it declares is not known.
+    if exp.malformed("hparams") {
+        return;
+    }
     let own = hparam_names(exp);
     let own: Vec<&str> = own.iter().map(String::as_str).collect();
     for expr in user_expressions(exp) {
@@ -665,7 +669,7 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
         ),
         (
             "step",
-            exp.step.is_none() && exp.steps.is_none(),
+            exp.step.is_none() && exp.steps.is_none() && !exp.malformed("steps"),
             "step: |model, batch: Batch| -> ClassificationOutput { .. }",
         ),
         (
@@ -675,7 +679,7 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
         ),
         (
             "optimizer",
-            exp.optimizer.is_none() && exp.optimizers.is_none(),
+            exp.optimizer.is_none() && exp.optimizers.is_none() && !exp.malformed("optimizers"),
             "optimizer: adam(lr = 1e-3)",
         ),
         ("epochs", exp.epochs.is_none(), "epochs: 10"),
@@ -1366,7 +1370,10 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
             ),
             _ => return,
         };
-        if let Some(span) = key {
+        // The other key given but malformed: its own error is the one.
+        if let Some(span) = key
+            && !exp.malformed(needs)
+        {
             err(
                 errors,
                 span,
@@ -1548,6 +1555,8 @@ fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> boo
     let split = &metric.split;
     match (&exp.steps, &metric.step) {
         (None, None) => true,
+        // `steps` given but malformed: which steps there are is not known.
+        (None, Some(_)) if exp.malformed("steps") => true,
         (None, Some(step)) => {
             err(
                 errors,
