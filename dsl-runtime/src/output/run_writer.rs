@@ -29,10 +29,11 @@ pub(crate) struct RunWriter {
 }
 
 impl RunWriter {
-    /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run
-    /// continuing from a checkpoint passes the checkpoint's record of `metrics.csv`
-    /// (`continues`), to which [`metrics_csv::resume`] has cut the file; the file is then
-    /// appended to. Fails before any training when the directory is not writable.
+    /// Creates `path`, writes `config.json`, opens `metrics.csv` and the event file. A run that
+    /// continues passes the digest of what the file holds (`continues`: the checkpoint's
+    /// record, to which [`metrics_csv::resume`] cut the file, or the whole file of a run
+    /// continued in-process); the file is then appended to. Fails before any training when
+    /// the directory is not writable.
     pub(crate) fn create(
         path: &Path,
         config_json: &[u8],
