@@ -63,25 +63,48 @@ pub fn items(
     let batch_ty = &steps[0].step.batch_ty;
     let fields: Vec<&Ident> = steps.iter().map(|s| &s.name).collect();
     let params: Vec<Ident> = (0..steps.len()).map(|i| format_ident!("S{i}")).collect();
+    // Ours at the `steps` list, each output type at its own tokens: a misspelt type is then
+    // rustc's one error at the user's type, not a second one over the whole list.
     let checked = steps.iter().map(|s| {
         let ty = &s.step.output_ty;
-        quote!(<#ty as #Rt::StepOutput>::Checked)
+        let (open, rest) = (
+            respan(quote!(<), exp.steps_span),
+            respan(quote!(as #Rt::StepOutput>::Checked), exp.steps_span),
+        );
+        quote!(#open #ty #rest)
     });
-    let output_ty = respan(quote!(#outputs<#(#checked),*>), exp.steps_span);
+    let (head, open, close, comma) = (
+        respan(quote!(#outputs), exp.steps_span),
+        respan(quote!(<), exp.steps_span),
+        respan(quote!(>), exp.steps_span),
+        respan(quote!(,), exp.steps_span),
+    );
+    let mut args = TokenStream::new();
+    for (i, checked) in checked.enumerate() {
+        if i > 0 {
+            args.extend(comma.clone());
+        }
+        args.extend(checked);
+    }
+    let output_ty = quote!(#head #open #args #close);
     // Each step's output passes through `StepOutput::Checked`, as the model's `Output` names
     // it: where it is not a step output, both are rustc's error type, and what uses them is
     // dropped rather than reported again.
     let checks = steps.iter().map(|s| {
         let (ty, f) = (&s.step.output_ty, checked_fn(s));
-        respan(
-            quote! {
-                #[doc(hidden)]
-                pub fn #f(output: #ty) -> <#ty as #Rt::StepOutput>::Checked {
-                    output
-                }
-            },
-            exp.steps_span,
-        )
+        // The output type keeps its own tokens (see `checked` above).
+        let at = |tokens: TokenStream| respan(tokens, exp.steps_span);
+        let (head, param, open, rest, body) = (
+            at(quote!(#[doc(hidden)] pub fn #f)),
+            at(quote!(output:)),
+            at(quote!(-> <)),
+            at(quote!(as #Rt::StepOutput>::Checked)),
+            at(quote!({ output })),
+        );
+        let mut params =
+            proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!(#param #ty));
+        params.set_span(exp.steps_span);
+        quote!(#head #params #open #ty #rest #body)
     });
     let functions = steps
         .iter()
