@@ -119,13 +119,25 @@ fn revalued(
     joined(&entries)
 }
 
+/// The invocation with the group that ends entry `index` (`[..]`, `{ .. }`) holding `inside`.
+fn regrouped(
+    entries: &[Vec<TokenTree>],
+    index: usize,
+    delimiter: Delimiter,
+    inside: impl IntoIterator<Item = TokenTree>,
+) -> TokenStream {
+    let mut entries = entries.to_vec();
+    *entries[index].last_mut().unwrap() =
+        TokenTree::Group(Group::new(delimiter, inside.into_iter().collect()));
+    joined(&entries)
+}
+
 /// `metrics: [..]`'s list with its first delimiter changed by `change`, if it has two entries.
 fn delimited(
     entries: &[Vec<TokenTree>],
     index: usize,
     change: impl Fn(&mut Vec<TokenTree>, usize),
 ) -> Option<TokenStream> {
-    let mut entries = entries.to_vec();
     let Some(TokenTree::Group(list)) = entries[index].last().cloned() else {
         return None;
     };
@@ -144,9 +156,7 @@ fn delimited(
             && inside[..i].iter().filter(|t| pipe(t)).count() % 2 == 0
     })?;
     change(&mut inside, comma);
-    let group = Group::new(list.delimiter(), inside.into_iter().collect());
-    *entries[index].last_mut().unwrap() = TokenTree::Group(group);
-    Some(joined(&entries))
+    Some(regrouped(entries, index, list.delimiter(), inside))
 }
 
 /// Each metric of `metrics: [..]` with its name misspelt: `split.name` → `split.nam`.
@@ -180,19 +190,9 @@ fn misspelt_metrics(entries: &[Vec<TokenTree>], index: usize) -> Vec<TokenStream
                 &split_text[..split_text.len() - 1],
                 split.span(),
             ));
-            let mut mutated = entries.to_vec();
-            *mutated[index].last_mut().unwrap() = TokenTree::Group(Group::new(
-                Delimiter::Bracket,
-                split_changed.into_iter().collect(),
-            ));
-            mutants.push(joined(&mutated));
+            mutants.push(regrouped(entries, index, Delimiter::Bracket, split_changed));
         }
-        let mut mutated = entries.to_vec();
-        *mutated[index].last_mut().unwrap() = TokenTree::Group(Group::new(
-            Delimiter::Bracket,
-            changed.into_iter().collect(),
-        ));
-        mutants.push(joined(&mutated));
+        mutants.push(regrouped(entries, index, Delimiter::Bracket, changed));
     }
     mutants
 }
@@ -221,10 +221,7 @@ fn misspelt_names(entries: &[Vec<TokenTree>], index: usize) -> Vec<TokenStream> 
         }
         let mut changed = inside.clone();
         changed[i] = TokenTree::Ident(Ident::new(&format!("{text}x"), name.span()));
-        let mut mutated = entries.to_vec();
-        *mutated[index].last_mut().unwrap() =
-            TokenTree::Group(Group::new(list.delimiter(), changed.into_iter().collect()));
-        mutants.push(joined(&mutated));
+        mutants.push(regrouped(entries, index, list.delimiter(), changed));
     }
     mutants
 }
@@ -242,11 +239,7 @@ fn loader_mutants(
     }
     let inner = self::entries(&map.stream());
     let mut mutants = Vec::new();
-    let with = |inner: TokenStream| {
-        let mut mutated = entries.to_vec();
-        *mutated[index].last_mut().unwrap() = TokenTree::Group(Group::new(Delimiter::Brace, inner));
-        joined(&mutated)
-    };
+    let with = |inner: TokenStream| regrouped(entries, index, Delimiter::Brace, inner);
     for (i, entry) in inner.iter().enumerate() {
         let Some((at, key)) = key_of(entry) else {
             continue;

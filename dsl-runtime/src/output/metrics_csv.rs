@@ -22,6 +22,15 @@ pub struct MetricsDamaged {
     pub reason: String,
 }
 
+impl MetricsDamaged {
+    fn of(file: &Path, reason: impl Into<String>) -> Self {
+        Self {
+            file: file.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// The first line.
 pub(crate) const HEADER: &str = "step,epoch,split,metric,value";
 
@@ -120,10 +129,7 @@ pub(crate) fn resume(
     history: &mut History,
 ) -> Result<(), MetricsDamaged> {
     use std::io::{BufRead, Read};
-    let damaged = |reason: String| MetricsDamaged {
-        file: path.to_owned(),
-        reason,
-    };
+    let damaged = |reason: String| MetricsDamaged::of(path, reason);
     let (file, len) =
         crate::read::open(path, crate::read::METRICS).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => damaged("the file is missing".to_owned()),
@@ -189,14 +195,11 @@ pub(crate) fn resume(
 /// without the file.
 pub(crate) fn as_it_is(path: &Path) -> Result<Option<Digest>, MetricsDamaged> {
     use std::io::Read;
-    let damaged = |reason: String| MetricsDamaged {
-        file: path.to_owned(),
-        reason,
-    };
+    let damaged = |e: std::io::Error| MetricsDamaged::of(path, e.to_string());
     let mut file = match crate::read::open(path, crate::read::METRICS) {
         Ok((file, _)) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(damaged(e.to_string())),
+        Err(e) => return Err(damaged(e)),
     };
     let mut digest = Digest::EMPTY;
     let mut chunk = vec![0; 1 << 16];
@@ -204,7 +207,7 @@ pub(crate) fn as_it_is(path: &Path) -> Result<Option<Digest>, MetricsDamaged> {
         match file.read(&mut chunk) {
             Ok(0) => return Ok(Some(digest)),
             Ok(n) => digest.update(&chunk[..n]),
-            Err(e) => return Err(damaged(e.to_string())),
+            Err(e) => return Err(damaged(e)),
         }
     }
 }

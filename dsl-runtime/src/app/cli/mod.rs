@@ -268,12 +268,13 @@ impl Args {
         for (key, value, flag) in typed {
             if let Some(value) = value {
                 if defaults.get(key).is_none() {
-                    if let Some(rates) = defaults.as_object().and_then(several_rates)
+                    if let Some(rates) = defaults.as_object().and_then(rate_keys)
                         && key == "lr"
                     {
                         return Err(CliError(format!(
-                            "{flag}: {rates}, e.g. `--set {}=1e-3`",
-                            rates.split('`').nth(1).unwrap_or("optimizers.<name>.lr")
+                            "{flag}: {}, e.g. `--set {}=1e-3`",
+                            several_rates(&rates),
+                            rates[0]
                         )));
                     }
                     return Err(CliError(format!(
@@ -423,13 +424,13 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
         .filter(|s| s.words().all(|ours| keys.contains(&ours)));
     let rates = ["lr", "learning_rate"]
         .contains(&part)
-        .then(|| several_rates(map))
+        .then(|| rate_keys(map))
         .flatten();
-    let fix = match (synonym, dsl_vocabulary::closest(part, &keys)) {
-        _ if rates.is_some() => rates.unwrap_or_default(),
-        (Some(synonym), _) => synonym.help(),
-        (None, Some(close)) => format!("did you mean `{close}`?"),
-        (None, None) => format!("the keys are: {}", keys.join(", ")),
+    let fix = match (rates, synonym, dsl_vocabulary::closest(part, &keys)) {
+        (Some(rates), ..) => several_rates(&rates),
+        (None, Some(synonym), _) => synonym.help(),
+        (None, None, Some(close)) => format!("did you mean `{close}`?"),
+        (None, None, None) => format!("the keys are: {}", keys.join(", ")),
     };
     CliError(format!(
         "{source}: unknown config key `{path}`{place}; {fix}"
@@ -622,19 +623,26 @@ fn parse_args(defaults: &Value) -> Result<Args, ExitCode> {
         })
 }
 
-/// With several optimizers, where each one's rate is: `optimizers.<name>.lr`, by name.
-fn several_rates(config: &Map<String, Value>) -> Option<String> {
+/// With several optimizers, the key of each one's rate (`optimizers.<name>.lr`); `None` for an
+/// experiment with one rate.
+fn rate_keys(config: &Map<String, Value>) -> Option<Vec<String>> {
     let Value::Object(optimizers) = config.get("optimizers")? else {
         return None;
     };
-    let names: Vec<String> = optimizers
+    let keys: Vec<String> = optimizers
         .keys()
-        .map(|n| format!("`optimizers.{n}.lr`"))
+        .map(|name| format!("optimizers.{name}.lr"))
         .collect();
-    Some(format!(
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// What `--lr` or `--set lr=` is told with several optimizers: the rates there are.
+fn several_rates(keys: &[String]) -> String {
+    let keys: Vec<String> = keys.iter().map(|key| format!("`{key}`")).collect();
+    format!(
         "with several optimizers each has its own rate: set {}",
-        names.join(" or ")
-    ))
+        keys.join(" or ")
+    )
 }
 
 fn print_config(config: serde_json::Result<Value>) -> ExitCode {
