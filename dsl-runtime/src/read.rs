@@ -130,6 +130,12 @@ fn too_large(path: &Path, len: u64, bound: Bound) -> Error {
     )
 }
 
+/// The JSON of the config file at `path` ([`bytes`] within [`CONFIG`], then [`json`]); JSON
+/// that does not parse is an `InvalidData` error.
+pub(crate) fn config(path: &Path) -> std::io::Result<serde_json::Value> {
+    json(&bytes(path, CONFIG)?).map_err(|e| Error::new(ErrorKind::InvalidData, e))
+}
+
 /// JSON text as a value, refusing an object that names a key twice: serde_json keeps the last
 /// of them silently, so `{"epochs": 3, "epochs": 4}` would train 4 epochs without a word.
 pub(crate) fn json(text: &[u8]) -> Result<serde_json::Value, serde_json::Error> {

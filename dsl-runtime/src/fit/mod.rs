@@ -645,9 +645,7 @@ fn earlier_changes(run_dir: &Path, options: &FitOptions, now: &[String]) -> Vec<
     use std::io::ErrorKind;
     let path = run_dir.join("config.json");
     let saved = match options.resume {
-        Some(_) => crate::read::bytes(&path, crate::read::CONFIG).and_then(|bytes| {
-            crate::read::json(&bytes).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
-        }),
+        Some(_) => crate::read::config(&path),
         None => Err(ErrorKind::NotFound.into()),
     };
     let mut changes: Vec<String> = match saved {

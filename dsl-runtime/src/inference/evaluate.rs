@@ -74,13 +74,9 @@ fn saved_hyperparameters(
 ) -> Result<Option<(std::path::PathBuf, serde_json::Value)>, FitError> {
     let path = run_dir.join("config.json");
     let failed = |path, message: String| FitError::SavedConfig { path, message };
-    let text = match crate::read::bytes(&path, crate::read::CONFIG) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(failed(path, e.to_string())),
-    };
-    match crate::read::json(&text) {
+    match crate::read::config(&path) {
         Ok(mut value) => Ok(Some((path, value["hyperparameters"].take()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(failed(path, e.to_string())),
     }
 }

@@ -413,9 +413,7 @@ pub fn sync_run_dir(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result
 /// The `config.json` of `run_dir`, or why it cannot be read.
 fn saved_config(run_dir: &Path) -> Result<serde_json::Value, String> {
     let path = run_dir.join("config.json");
-    crate::read::bytes(&path, crate::read::CONFIG)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| crate::read::json(&bytes).map_err(|e| e.to_string()))
+    crate::read::config(&path)
         .map_err(|why| format!("{} is not a readable config.json: {why}", path.display()))
 }
 
