@@ -36,6 +36,12 @@ impl Errors {
             .collect()
     }
 
+    /// The collected errors, to be pushed into another collection or dropped on purpose.
+    pub fn take(mut self) -> Option<syn::Error> {
+        self.finished = true;
+        self.errors.take()
+    }
+
     /// The collected errors as `compile_error!`s, or `None` when there were none.
     pub fn finish(mut self) -> Option<proc_macro2::TokenStream> {
         self.finished = true;

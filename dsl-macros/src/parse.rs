@@ -311,20 +311,23 @@ fn top_level(
     // `step: [g: ..]`): one error at the key, and the value read as the key meant, so the
     // names it declares stay declared for every later check.
     if key == "optimizer" && is_named_map(input) {
-        errors.push(syn::Error::new(
+        let misspelt = syn::Error::new(
             key.span(),
             "`optimizer` holds one optimizer; this is a map of several, which is `optimizers`\nhelp: write `optimizers: { name: adam(lr = 1e-3) on [path], .. }`",
-        ));
-        exp.optimizers = Some(optimizers(input, errors)?);
+        );
+        let mut inner = Errors::new();
+        let read = optimizers(input, &mut inner)?;
+        exp.optimizers = neighbour(exp, key, read, misspelt, inner, errors);
         return Ok(());
     }
     if key == "step" && input.peek(syn::token::Bracket) {
-        errors.push(syn::Error::new(
+        let misspelt = syn::Error::new(
             key.span(),
             "`step` is one step; this is a list of several, which is `steps`\nhelp: write `steps: [name: |model, batch: B| -> O { .. }, ..]`",
-        ));
-        let (steps, span) = steps(input, errors)?;
-        exp.steps = Some(steps);
+        );
+        let mut inner = Errors::new();
+        let (steps, span) = steps(input, &mut inner)?;
+        exp.steps = neighbour(exp, key, steps, misspelt, inner, errors);
         exp.steps_span = span;
         return Ok(());
     }
@@ -434,11 +437,35 @@ const UNQUOTED: &[&str] = &[
     "gradient_checkpointing",
 ];
 
+/// The value of a key misspelt into its neighbour (`optimizer: { .. }`, `step: [..]`), read
+/// as the neighbour's: the misspelling is the error, and the entries' own errors follow only
+/// where some entry was read (else the value was not the neighbour's form either, and one
+/// error says so). `None`, and the key rejected, where nothing was read.
+fn neighbour<T>(
+    exp: &mut Experiment,
+    key: &Ident,
+    read: Vec<T>,
+    misspelt: syn::Error,
+    inner: Errors,
+    errors: &mut Errors,
+) -> Option<Vec<T>> {
+    errors.push(misspelt);
+    let inner = inner.take();
+    if read.is_empty() {
+        exp.rejected.push(key.to_string());
+        return None;
+    }
+    if let Some(inner) = inner {
+        errors.push(inner);
+    }
+    Some(read)
+}
+
 /// A value written in quotes that is not a string: where the text inside the quotes is a
 /// value of the key, reported as quoted and read, so that the rest of the invocation (`best(..)`
 /// of a metric in a quoted list, a quoted number of epochs) sees the value meant and adds no
-/// error of its own. Else nothing is read (`false`), and the key's own parser says what is
-/// wrong with the string.
+/// error of its own, and the key counts as rejected (so no check of its value adds another).
+/// Else nothing is read (`false`), and the key's own parser says what is wrong with the string.
 fn quoted_value(
     exp: &mut Experiment,
     key: &Ident,
@@ -453,6 +480,7 @@ fn quoted_value(
         return Ok(false);
     }
     input.parse::<LitStr>()?;
+    exp.rejected.push(key.to_string());
     errors.push(syn::Error::new(
         lit.span(),
         format!(

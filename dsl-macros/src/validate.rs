@@ -757,6 +757,11 @@ fn positive_counts(exp: &Experiment, errors: &mut Errors) {
 /// Exactly one learning rate: in `sgd/adam/adamw(lr = ..)`, or as `lr:` beside an optimizer
 /// expression; and it is positive.
 fn learning_rate(exp: &Experiment, errors: &mut Errors) {
+    // A rejected optimizer's error is the one (a quoted `optimizer: "adam"` is read, unquoted,
+    // only for the names it declares).
+    if exp.malformed("optimizer") {
+        return;
+    }
     let lr = match (&exp.optimizer, &exp.lr) {
         (
             Some(Optimizer::Named {
