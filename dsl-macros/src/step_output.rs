@@ -93,6 +93,18 @@ fn role_type(role: &str, ty: &Type) -> Option<syn::Error> {
     }
 }
 
+/// The role a field's attribute marks: `#[loss]`, or `#[los]` taken as the `#[loss]` it
+/// misspells, whose error is rustc's ("cannot find attribute `los`", with the fix), so that
+/// the derive adds no second one for the role it then seems to lack.
+fn role_of(attr: &syn::Attribute) -> Option<usize> {
+    let syn::Meta::Path(path) = &attr.meta else {
+        return None;
+    };
+    let word = path.get_ident()?.to_string();
+    let meant = crate::errors::closest(&word, &ROLES)?;
+    ROLES.iter().position(|r| *r == meant)
+}
+
 pub fn derive(input: DeriveInput) -> TokenStream {
     let mut errors = Errors::new();
     let name = &input.ident;
@@ -102,11 +114,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             Fields::Named(fields) => {
                 for field in &fields.named {
                     let ident = field.ident.clone().expect("named");
-                    let marks: Vec<usize> = field
-                        .attrs
-                        .iter()
-                        .filter_map(|a| ROLES.iter().position(|r| a.path().is_ident(r)))
-                        .collect();
+                    let marks: Vec<usize> = field.attrs.iter().filter_map(role_of).collect();
                     match marks.as_slice() {
                         [] => {}
                         [role] => {

@@ -10,11 +10,14 @@
 //! `CORPUS_SHOW=1` prints every case's errors. The build of every case needs the feature
 //! `corpus` (`.ci/run`); without it only the reviewed cases are compared with the generated
 //! ones, and the builder's code is unused.
-#![cfg_attr(not(feature = "corpus"), allow(dead_code))]
+#![cfg_attr(not(feature = "corpus"), allow(dead_code, unused_imports))]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod cargo_check;
+
+use cargo_check::{INTERNAL, Report, check, points_into};
 
 /// One mistake, as an edit of an experiment's `training!` block.
 enum Edit {
@@ -658,22 +661,6 @@ const MUTATIONS: &[(&str, Edit, bool)] = &[
     ("inside_main", InsideMain, false),
 ];
 
-/// Names of the runtime's plumbing and paths into sources the user did not write.
-const INTERNAL: &[&str] = &[
-    "Feeds",
-    "ReadableBy",
-    "DatasetOf",
-    "MetricSource",
-    "CustomSource",
-    "Checked",
-    "SharedBatcher",
-    "__private",
-    "__dsl_",
-    "dsl-runtime/src",
-    "dsl_runtime::model::contract",
-    ".cargo/registry",
-];
-
 /// An experiment of the corpus.
 struct Shape {
     name: String,
@@ -812,14 +799,6 @@ fn apply(shape: &Shape, edit: &Edit) -> Option<(String, (usize, usize))> {
     }
 }
 
-/// Line and column (both from 1, columns in characters) of byte `at`.
-fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().unwrap().chars().count() + 1;
-    (line, col)
-}
-
 struct Case {
     name: String,
     file: PathBuf,
@@ -899,98 +878,6 @@ fn write_project(dir: &Path, cases: &[Case]) {
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
 }
 
-/// What cargo reported for one binary.
-#[derive(Default)]
-struct Report {
-    /// Each error as cargo's JSON has it (what an editor lists), rendered.
-    errors: Vec<serde_json::Value>,
-    warnings: Vec<String>,
-}
-
-/// The host's target triple, which trybuild names with `--target` (its artifacts then live
-/// under `<target dir>/<triple>/`, and the corpus shares them only by naming it too).
-fn host() -> String {
-    let rustc = Command::new("rustc").arg("-vV").output().unwrap();
-    String::from_utf8_lossy(&rustc.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .expect("rustc -vV names the host")
-        .to_owned()
-}
-
-fn check(dir: &Path, target: &Path) -> BTreeMap<String, Report> {
-    // trybuild's flags, set where trybuild sets them, so that its checked dependencies serve.
-    let flags = r#"["--cfg","trybuild","--verbose","-A","dead_code","--diagnostic-width=140"]"#;
-    let host = host();
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env("CARGO_INCREMENTAL", "0")
-        .env_remove("RUSTFLAGS")
-        .arg("--offline")
-        .arg(format!("--config=build.rustflags={flags}"))
-        .arg(format!("--config=target.{host}.rustflags={flags}"))
-        .args([
-            "check",
-            "--target",
-            &host,
-            "--bins",
-            "--keep-going",
-            "--quiet",
-            "--color=never",
-            "--message-format=json",
-        ])
-        .output()
-        .unwrap();
-    let mut reports: BTreeMap<String, Report> = BTreeMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-message" {
-            continue;
-        }
-        let bin = message["target"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let diagnostic = &message["message"];
-        let text = diagnostic["message"].as_str().unwrap_or_default();
-        let report = reports.entry(bin).or_default();
-        match diagnostic["level"].as_str() {
-            Some("error") if !text.starts_with("aborting due to") => {
-                report.errors.push(diagnostic.clone())
-            }
-            Some("warning")
-                if !text.contains("warning emitted") && !text.contains("warnings emitted") =>
-            {
-                report
-                    .warnings
-                    .push(diagnostic["rendered"].as_str().unwrap_or(text).to_owned())
-            }
-            _ => {}
-        }
-    }
-    reports
-}
-
-/// Whether the error points into `range` of `text`: its primary span, or a labelled one (rustc
-/// underlines a call and labels its extra argument).
-fn points_into(error: &serde_json::Value, text: &str, (from, to): (usize, usize)) -> bool {
-    let (first, last) = (line_col(text, from), line_col(text, to));
-    let spans = error["spans"].as_array().cloned().unwrap_or_default();
-    spans
-        .iter()
-        .filter(|s| s["is_primary"] == true || s["label"].is_string())
-        .any(|span| {
-            let at = |key: &str| span[key].as_u64().unwrap_or(0) as usize;
-            let start = (at("line_start"), at("column_start"));
-            let end = (at("line_end"), at("column_end"));
-            // Inside the mistake's range, or overlapping it.
-            start <= last && end >= first
-        })
-}
-
 /// `fail/corpus/` holds a few cases with their reviewed `.stderr`, copied from the corpus: each
 /// must still be what the corpus generates.
 #[test]
@@ -1031,7 +918,7 @@ fn every_mistake_in_users_code_is_one_error_at_its_token() {
     let experiments = built.len();
     let cases = cases(&dir.join("cases"), built);
     write_project(&dir, &cases);
-    let reports = check(&dir, &target.join("tests/trybuild"));
+    let reports = check(&dir, &target.join("tests/trybuild"), &["--bins"]);
     let mut failures = Vec::new();
     let (mut mistakes, mut caught, mut one, mut as_printed, mut internal) = (0, 0, 0, 0, 0);
     let mut helped = 0;

@@ -138,14 +138,19 @@ pub fn items(
             },
             exp.steps_span,
         );
-        respan(
-            quote! {
-                fn #play(model: &#model_name, batch: &#batch_ty) -> (burn::tensor::Gradients, #output) {
-                    #body
-                }
-            },
-            exp.steps_span,
-        )
+        // The batch type keeps its own tokens: a misspelt one is rustc's one error there.
+        let at = |tokens: TokenStream| respan(tokens, exp.steps_span);
+        let (head, param, result) = (
+            at(quote!(fn #play)),
+            at(quote!(model: &#model_name, batch: &)),
+            at(quote!(-> (burn::tensor::Gradients, #output) { #body })),
+        );
+        let mut params = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            quote!(#param #batch_ty),
+        );
+        params.set_span(exp.steps_span);
+        quote!(#head #params #result)
     });
     let play_names = steps.iter().map(|s| {
         let (label, play) = (s.name.to_string(), format_ident!("play_{}", s.name));
