@@ -409,14 +409,17 @@ fn with_options(
         step.output_ty.span(),
     );
     // At the key: an output that cannot travel between ranks is reported there.
-    // The bound sits on a local function, so that the error names it, not the runtime's code.
+    // The bound sits on a local function named and placed as the key, so that the error's
+    // "required by a bound in `data_parallel`" points at the user's key, not at our code or
+    // the whole invocation.
     let data_parallel = exp.data_parallel.as_ref().map(|key| {
-        let f = Ident::new("sent_between_ranks", Span::mixed_site());
+        let f = Ident::new("data_parallel", key.span());
         let call = respan(quote!(#f()), key.span());
+        let portable = respan(quote!(#Rt::Portable), key.span());
         // The step's one output type is both steps' output: one bound, one call.
         quote_spanned! {key.span()=>
             .data_parallel({
-                fn #f<T: #Rt::Portable>() -> (#Rt::ItemCodec<T>, #Rt::ItemCodec<T>) {
+                fn #f<T: #portable>() -> (#Rt::ItemCodec<T>, #Rt::ItemCodec<T>) {
                     (#Rt::ItemCodec::of(), #Rt::ItemCodec::of())
                 }
                 #call
