@@ -23,6 +23,7 @@ use syn::{Data, DeriveInput, Fields, Type};
 
 use crate::errors::Errors;
 use crate::private::Rt;
+use dsl_vocabulary::one_edit_from;
 
 enum Kind {
     Float,
@@ -65,10 +66,14 @@ const INTS: &[&str] = &[
     "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
 ];
 
+/// A scalar field type, or the one a name one edit away means (`usiz`): rustc reports the
+/// misspelt name at the field, with its fix, and the derive, reading the field as meant, adds
+/// no error of its own nor a guessed batch that the user's code would then trip over.
 fn scalar(ty: &Type) -> Option<String> {
     let Type::Path(path) = ty else { return None };
     let ident = path.path.get_ident()?.to_string();
-    (FLOATS.contains(&ident.as_str()) || INTS.contains(&ident.as_str())).then_some(ident)
+    let known: Vec<&str> = FLOATS.iter().chain(INTS).copied().collect();
+    one_edit_from(&ident, &known).map(str::to_owned)
 }
 
 fn kind(ty: &Type, pad: Option<Pad>) -> Option<Kind> {
@@ -93,9 +98,7 @@ fn kind(ty: &Type, pad: Option<Pad>) -> Option<Kind> {
                 });
             }
             let last = path.path.segments.last()?;
-            if last.ident != "Vec" {
-                return None;
-            }
+            one_edit_from(&last.ident.to_string(), &["Vec"])?;
             let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
                 return None;
             };

@@ -16,6 +16,12 @@ use crate::private::Rt;
 
 const ROLES: [&str; 3] = ["loss", "logits", "targets"];
 
+/// `Tensor`, or `Tenso` read as the `Tensor` it misspells: rustc reports the name with its fix,
+/// and the derive, reading the field as meant, does not also leave out the metrics it feeds.
+fn is_tensor(ident: &Ident) -> bool {
+    dsl_vocabulary::one_edit_from(&ident.to_string(), &["Tensor"]).is_some()
+}
+
 /// Whether `ty` is written `Tensor<1, Int>` (class indices).
 fn is_class_indices(ty: &Type) -> bool {
     let Type::Path(path) = ty else { return false };
@@ -30,7 +36,7 @@ fn is_class_indices(ty: &Type) -> bool {
         .iter()
         .map(|a| quote!(#a).to_string().replace(' ', ""))
         .collect();
-    last.ident == "Tensor" && args.len() == 2 && args[0] == "1" && args[1].ends_with("Int")
+    is_tensor(&last.ident) && args.len() == 2 && args[0] == "1" && args[1].ends_with("Int")
 }
 
 /// The rank and kind of a field type written `Tensor<N>` / `Tensor<N, Int>` / `Tensor<N, Bool>`
@@ -41,7 +47,7 @@ fn tensor_shape(ty: &Type) -> Option<(usize, String)> {
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
         return None;
     };
-    if last.ident != "Tensor" {
+    if !is_tensor(&last.ident) {
         return None;
     }
     let mut args = args.args.iter();
@@ -101,7 +107,7 @@ fn role_of(attr: &syn::Attribute) -> Option<usize> {
         return None;
     };
     let word = path.get_ident()?.to_string();
-    let meant = crate::errors::closest(&word, &ROLES)?;
+    let meant = dsl_vocabulary::one_edit_from(&word, &ROLES)?;
     ROLES.iter().position(|r| *r == meant)
 }
 

@@ -16,4 +16,4 @@ mod suggest;
 pub mod sweep;
 pub mod synonyms;
 
-pub use suggest::closest;
+pub use suggest::{closest, one_edit_from};
