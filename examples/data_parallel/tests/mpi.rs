@@ -3,15 +3,14 @@
 //! it) and the `mpi` feature: `cargo test -p data_parallel --features mpi`.
 #![cfg(feature = "mpi")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use burn::module::Module;
-use burn::tensor::Device;
-use seed::Mlp;
+mod run;
 
-const BIN: &str = env!("CARGO_BIN_EXE_data_parallel");
+use run::{BIN, alone, assert_same_run, device_flags, run_dir, text, weights};
+
 const PANICKING: &str = env!("CARGO_BIN_EXE_panicking");
 const MASKED: &str = env!("CARGO_BIN_EXE_masked");
 const PLAIN: &str = env!("CARGO_BIN_EXE_plain");
@@ -30,67 +29,6 @@ fn mpirun(ranks: usize, bin: &str, artifacts: &Path, flags: &[&str]) -> Command 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-/// `--device NAME` for every rank when `DSL_TEST_DEVICE` names a device: `.ci/run` runs the
-/// bit-identity test again with one wgpu device (lavapipe) per rank.
-fn device_flags() -> Vec<String> {
-    match std::env::var("DSL_TEST_DEVICE") {
-        Ok(name) => vec!["--device".to_owned(), name],
-        Err(_) => Vec::new(),
-    }
-}
-
-fn alone(artifacts: &Path, flags: &[&str]) -> Output {
-    let output = Command::new(BIN)
-        .arg("--artifacts")
-        .arg(artifacts)
-        .args(flags)
-        .args(device_flags())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    output
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn run_dir(artifacts: &Path) -> PathBuf {
-    artifacts.join("seed_parallel/run-1")
-}
-
-/// The experiment's model as its checkpoints store it (`model.fc1.weight`, ...).
-#[derive(Module, Debug)]
-struct Stored {
-    model: Mlp,
-}
-
-/// The bits of the weights in a checkpoint. (The record files themselves differ between
-/// processes: they carry each process's random parameter ids.)
-fn weights(file: &Path) -> Vec<u32> {
-    Stored {
-        model: Mlp::with_hidden(16, 3, &Device::flex()),
-    }
-    .try_load_file(file)
-    .expect("the checkpoint loads")
-    .model
-    .weights()
-}
-
-/// What a run's result is: every metric of every step and epoch (written with every bit of
-/// the f32 value), and the last epoch's weights.
-fn assert_same_run(one: &Path, many: &Path, epoch: usize) {
-    let (one, many) = (run_dir(one), run_dir(many));
-    let metrics = |dir: &Path| std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
-    assert!(metrics(&one) == metrics(&many), "metrics.csv differs");
-    let model = format!("checkpoint/model-{epoch}.bpk");
-    assert_eq!(
-        weights(&one.join(&model)),
-        weights(&many.join(&model)),
-        "{model}"
-    );
 }
 
 fn wait_for(path: &Path, child: &mut Child) {
