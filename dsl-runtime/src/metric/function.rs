@@ -89,12 +89,15 @@ pub trait EpochMetric<O>: Clone + Send + 'static {
 /// `valid.metric(recall = Epoch::higher_is_better(MacroRecall::new(3)))`.
 pub struct Epoch<M> {
     empty: M,
-    state: M,
+    /// The epoch's state, a clone of `empty` from the epoch's first batch on. Cloned there,
+    /// not here, so that a state without `Clone` is one error, at the user's `impl
+    /// EpochMetric` (its supertrait), not a second at `Epoch::higher_is_better(..)`.
+    state: Option<M>,
     higher_is_better: bool,
     batches: usize,
 }
 
-impl<M: Clone> Epoch<M> {
+impl<M> Epoch<M> {
     /// An epoch metric where a larger value is better.
     pub fn higher_is_better(empty: M) -> Self {
         Self::new(empty, true)
@@ -107,7 +110,7 @@ impl<M: Clone> Epoch<M> {
 
     fn new(empty: M, higher_is_better: bool) -> Self {
         Self {
-            state: empty.clone(),
+            state: None,
             empty,
             higher_is_better,
             batches: 0,
@@ -170,18 +173,19 @@ impl<O, M: EpochMetric<O>> FunctionMetric<O> for Epoch<M> {
     }
 
     fn update(&mut self, output: &O) -> Result<Option<f64>, TensorReadError> {
-        self.state.update(output)?;
+        let empty = &self.empty;
+        self.state
+            .get_or_insert_with(|| empty.clone())
+            .update(output)?;
         self.batches += 1;
         Ok(None)
     }
 
     fn finish(&mut self) -> f64 {
-        let value = if self.batches == 0 {
-            f64::NAN
-        } else {
-            self.state.value()
+        let value = match self.state.take() {
+            Some(state) if self.batches > 0 => state.value(),
+            _ => f64::NAN,
         };
-        self.state = self.empty.clone();
         self.batches = 0;
         value
     }
