@@ -357,7 +357,7 @@ fn top_level(
         "lr_schedule" => exp.lr_schedule = Some(schedule(input)?),
         "epochs" => exp.epochs = Some(number(input)?),
         "metrics" => exp.metrics = Some(metrics(input, errors)?),
-        "callbacks" => exp.callbacks = Some(callbacks(input)?),
+        "callbacks" => exp.callbacks = Some(callbacks(input, errors)?),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
         "grad_accumulation" => exp.grad_accumulation = Some(number(input)?),
@@ -372,9 +372,9 @@ fn top_level(
                 "init_from: \"pretrained.safetensors\"",
             )?)
         }
-        "sweep" => exp.sweep = Some(sweep(input)?),
+        "sweep" => exp.sweep = Some(sweep(input, errors)?),
         "hparams" => exp.hparams = Some(hparams(input, errors)?),
-        "freeze" => exp.freeze = Some(module_paths_kept(input, errors)?),
+        "freeze" => exp.freeze = Some(module_paths(input, errors)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
         "ema" => {
             exp.ema = Some(number(input)?);
@@ -387,11 +387,11 @@ fn top_level(
                         "`ema` is a decay, optionally with the module paths it averages\nhelp: write `ema: 0.999` or `ema: 0.999 on [generator]`",
                     ));
                 }
-                exp.ema_on = Some(module_paths(input)?);
+                exp.ema_on = Some(module_paths(input, errors)?);
             }
         }
-        "groups" => exp.groups = Some(lr_groups(input)?),
-        "lora" => exp.lora = Some(lora(input)?),
+        "groups" => exp.groups = Some(lr_groups(input, errors)?),
+        "lora" => exp.lora = Some(lora(input, errors)?),
         "gradient_checkpointing" => {
             exp.gradient_checkpointing = Some(input.parse().map_err(|e: syn::Error| {
                 syn::Error::new(
@@ -593,6 +593,15 @@ fn extra_comma(content: ParseStream) -> Option<syn::Error> {
     ))
 }
 
+/// `error` as it is where it says what to do, else `what` with the entry's accepted forms
+/// (never syn's bare "expected identifier").
+fn or_form(error: syn::Error, what: &str, form: &str) -> syn::Error {
+    match error.to_string().contains("\nhelp: ") {
+        true => error,
+        false => syn::Error::new(error.span(), format!("{what}\nhelp: {form}")),
+    }
+}
+
 /// Each comma-separated entry of `content`, read by `entry`: an entry that fails is one error
 /// at its own tokens and is skipped to the next comma; the entries around it are kept.
 fn each_entry<T>(
@@ -610,14 +619,15 @@ fn each_entry<T>(
             Ok(read) => {
                 entries.push(read);
                 if !content.is_empty() && !content.peek(Token![,]) {
-                    // Before a `name:` (or `name(..):`) the comma is missing, and that entry is
-                    // read as it is.
-                    let next_entry = at_a_key(content) || {
+                    // Where what follows reads as an entry, the comma is missing, and that
+                    // entry is read as it is; else the rest up to the comma is this entry's.
+                    let next_entry = {
                         let fork = content.fork();
-                        fork.parse::<Ident>().is_ok()
-                            && fork.parse::<proc_macro2::Group>().is_ok()
-                            && fork.peek(Token![:])
-                            && !fork.peek(Token![::])
+                        let mut scratch = Errors::new();
+                        let read = entry(&fork, &mut scratch).is_ok();
+                        // Its errors are the entry's own, reported when it is read for real.
+                        drop(scratch.take());
+                        read
                     };
                     errors.push(content.error(
                         "a `,` is missing before the next entry\nhelp: separate the entries with `,`",
@@ -729,7 +739,7 @@ fn optimizers(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<NamedO
         }
         // `on critic`: the paths are a list; read as one, the optimizer stays declared.
         let on = if content.peek(syn::token::Bracket) {
-            module_paths(content)?
+            module_paths(content, errors)?
         } else {
             let path = module_path(content)?;
             errors.push(syn::Error::new(
@@ -1183,18 +1193,25 @@ fn named_args_or_schedule(
 
 /// `split.metric` or `split.metric(number)`.
 pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
-    let split: Ident = input.parse()?;
+    // Each part that is not a name says the metric's forms, not syn's "expected identifier".
+    let form = |e: syn::Error| {
+        syn::Error::new(
+            e.span(),
+            "a metric is written `split.metric`, `split.metric(k)` or `split.metric(name = expr)`\nhelp: e.g. `valid.accuracy`, `train.loss`, `valid.top_k(5)`",
+        )
+    };
+    let split: Ident = input.parse().map_err(form)?;
     input.parse::<Token![.]>().map_err(|e| {
         syn::Error::new(
             e.span(),
             "a metric is written `split.metric`\nhelp: e.g. `valid.accuracy` or `train.loss`",
         )
     })?;
-    let mut name: Ident = input.parse()?;
+    let mut name: Ident = input.parse().map_err(form)?;
     // `train.critic.loss`: the metric of one step of a several-optimizer experiment.
     let step = if input.peek(Token![.]) {
         input.parse::<Token![.]>()?;
-        Some(std::mem::replace(&mut name, input.parse()?))
+        Some(std::mem::replace(&mut name, input.parse().map_err(form)?))
     } else {
         None
     };
@@ -1295,12 +1312,7 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
     }
     let content;
     bracketed!(content in input);
-    let mut metrics = Vec::new();
-    while !content.is_empty() {
-        if let Some(comma) = extra_comma(&content) {
-            errors.push(comma);
-            continue;
-        }
+    let metrics = each_entry(&content, errors, |content, errors| {
         if content.peek(LitStr) {
             let lit: LitStr = content.parse()?;
             errors.push(syn::Error::new(
@@ -1310,45 +1322,19 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
                     lit.value()
                 ),
             ));
-            if let Ok(metric) = lit.parse_with(metric_ref) {
-                metrics.push(metric);
-            }
-        } else {
-            match metric_ref(&content) {
-                Ok(metric) => metrics.push(metric),
-                Err(err) => {
-                    errors.push(err);
-                    skip_to_comma(&content);
-                }
-            }
+            return Ok(lit.parse_with(metric_ref).ok());
         }
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(metrics)
+        metric_ref(content).map(Some)
+    })?;
+    Ok(metrics.into_iter().flatten().collect())
 }
 
-/// `[path, ..]` read entry by entry: a malformed path (`blocks[0]`) is one error, and the list
-/// stays given (`unfreeze` still has a `freeze`).
-fn module_paths_kept(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span)>> {
+/// `[fc1, encoder.layer, "layers.0"]`, read entry by entry: a malformed path (`blocks[0]`)
+/// is one error, and the list stays given (`unfreeze` still has a `freeze`).
+fn module_paths(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span)>> {
     let content;
     bracketed!(content in input);
     each_entry(&content, errors, |content, _| module_path(content))
-}
-
-/// `[fc1, encoder.layer, "layers.0"]`: module paths.
-fn module_paths(input: ParseStream) -> syn::Result<Vec<(String, Span)>> {
-    let content;
-    bracketed!(content in input);
-    let mut paths = Vec::new();
-    while !content.is_empty() {
-        paths.push(module_path(&content)?);
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(paths)
 }
 
 /// One module path: dotted names, or a string (for numbered submodules).
@@ -1438,7 +1424,7 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
 }
 
 /// `{ rank: 4, alpha: 8, on: [fc1, fc2] }`.
-fn lora(input: ParseStream) -> syn::Result<LoraKey> {
+fn lora(input: ParseStream, errors: &mut Errors) -> syn::Result<LoraKey> {
     let content;
     let brace = braced!(content in input);
     let mut key = LoraKey {
@@ -1453,7 +1439,7 @@ fn lora(input: ParseStream) -> syn::Result<LoraKey> {
         match name.to_string().as_str() {
             "rank" => key.rank = Some(number(&content)?),
             "alpha" => key.alpha = Some(number(&content)?),
-            "on" => key.on = module_paths(&content)?,
+            "on" => key.on = module_paths(&content, errors)?,
             other => {
                 content.parse::<TokenStream>()?;
                 return Err(syn::Error::new(
@@ -1472,17 +1458,14 @@ fn lora(input: ParseStream) -> syn::Result<LoraKey> {
 }
 
 /// `{ fc1: lr(1e-4), "layers.0": lr(0.0) }`.
-fn lr_groups(input: ParseStream) -> syn::Result<Vec<(String, Span, Number)>> {
+fn lr_groups(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span, Number)>> {
     let content;
     braced!(content in input);
-    let mut groups = Vec::new();
-    while !content.is_empty() {
-        let (path, span) = module_path(&content)?;
+    let read = |content: ParseStream| -> syn::Result<(String, Span, Number)> {
+        let (path, span) = module_path(content)?;
         content.parse::<Token![:]>()?;
         let setting: Ident = content.parse()?;
         if setting != "lr" {
-            // Consumed, so that this is the only error and the keys after it still parse.
-            content.parse::<TokenStream>()?;
             return Err(syn::Error::new(
                 setting.span(),
                 format!(
@@ -1492,12 +1475,17 @@ fn lr_groups(input: ParseStream) -> syn::Result<Vec<(String, Span, Number)>> {
         }
         let value;
         parenthesized!(value in content);
-        groups.push((path, span, number(&value)?));
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(groups)
+        Ok((path, span, number(&value)?))
+    };
+    each_entry(&content, errors, |content, _| {
+        read(content).map_err(|e| {
+            or_form(
+                e,
+                "a group is a module path and its base learning rate",
+                "write e.g. `groups: { fc1: lr(1e-4), \"layers.0\": lr(0.0) }`",
+            )
+        })
+    })
 }
 
 /// A string literal, or an error saying what the key takes and an `example` of it.
@@ -1508,11 +1496,10 @@ fn quoted(input: ParseStream, what: &str, example: &str) -> syn::Result<LitStr> 
 }
 
 /// `{ key: [literal, ..], .. }`; which keys and literals fit is checked in `validate`.
-fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
+fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>> {
     let content;
     braced!(content in input);
-    let mut axes = Vec::new();
-    while !content.is_empty() {
+    let read = |content: ParseStream| -> syn::Result<SweepAxis> {
         let key: Ident = content.parse()?;
         // `optimizers.generator.lr`: a config value below the key.
         let mut path = Vec::new();
@@ -1532,17 +1519,22 @@ fn sweep(input: ParseStream) -> syn::Result<Vec<SweepAxis>> {
             })?
             .into_iter()
             .collect();
-        axes.push(SweepAxis {
+        Ok(SweepAxis {
             key,
             path,
             values,
             span: brackets.span.join(),
-        });
-        if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(axes)
+        })
+    };
+    each_entry(&content, errors, |content, _| {
+        read(content).map_err(|e| {
+            or_form(
+                e,
+                "a sweep entry is a key and the values it takes",
+                "write e.g. `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`",
+            )
+        })
+    })
 }
 
 /// `{ /// doc\n name: Type = default, .. }`.
@@ -1553,12 +1545,7 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
     const FORM: &str = "write `hparams: { hidden: usize = 64, dropout: f64 = 0.1 }`";
     let content;
     braced!(content in input);
-    let mut hparams = Vec::new();
-    while !content.is_empty() {
-        if let Some(comma) = extra_comma(&content) {
-            errors.push(comma);
-            continue;
-        }
+    each_entry(&content, errors, |content, errors| {
         let docs = content.call(Attribute::parse_outer)?;
         let name: Ident = content.parse().map_err(|e| {
             syn::Error::new(
@@ -1580,51 +1567,62 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
                     "`{name}` needs its type and default value\nhelp: write `{name}: usize = 64`"
                 ),
             ));
-            hparams.push(broken(docs, name));
-            skip_to_comma(&content);
-        } else {
-            content.parse::<Token![:]>()?;
-            let ty: syn::Type = content.parse()?;
-            if content.peek(Token![=]) {
-                content.parse::<Token![=]>()?;
-                let default: Expr = content.parse()?;
-                hparams.push(Hparam {
-                    docs,
-                    name,
-                    ty,
-                    default,
-                    broken: false,
-                });
-            } else {
-                errors.push(syn::Error::new_spanned(
-                    &ty,
-                    format!(
-                        "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
-                        quote::quote!(#ty)
-                    ),
-                ));
-                hparams.push(broken(docs, name));
-                skip_to_comma(&content);
+            skip_to_comma(content);
+            return Ok(broken(docs, name));
+        }
+        content.parse::<Token![:]>()?;
+        // A type or default that does not parse is its one error: the name stays declared.
+        let ty: syn::Type = match content.parse() {
+            Ok(ty) => ty,
+            Err(e) => {
+                errors.push(or_form(e, &format!("`{name}` needs a type"), FORM));
+                skip_to_comma(content);
+                return Ok(broken(docs, name));
             }
+        };
+        if !content.peek(Token![=]) {
+            errors.push(syn::Error::new_spanned(
+                &ty,
+                format!(
+                    "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
+                    quote::quote!(#ty)
+                ),
+            ));
+            skip_to_comma(content);
+            return Ok(broken(docs, name));
         }
-        if !content.is_empty() && !content.peek(Token![,]) && at_a_key(&content) {
-            errors.push(content.error(format!(
-                "a `,` is missing before the next hyperparameter\nhelp: {FORM}"
-            )));
-        } else if !content.is_empty() {
-            content.parse::<Token![,]>()?;
-        }
-    }
-    Ok(hparams)
+        content.parse::<Token![=]>()?;
+        let default: Expr = match content.parse() {
+            Ok(default) => default,
+            Err(e) => {
+                errors.push(or_form(e, &format!("`{name}` needs a default value"), FORM));
+                skip_to_comma(content);
+                return Ok(broken(docs, name));
+            }
+        };
+        Ok(Hparam {
+            docs,
+            name,
+            ty,
+            default,
+            broken: false,
+        })
+    })
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.
-fn callbacks(input: ParseStream) -> syn::Result<Vec<Expr>> {
+fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> {
     let content;
     bracketed!(content in input);
-    Ok(Punctuated::<Expr, Token![,]>::parse_terminated(&content)?
-        .into_iter()
-        .collect())
+    each_entry(&content, errors, |content, _| {
+        content.parse().map_err(|e| {
+            or_form(
+                e,
+                "a callback is an expression giving a value that implements `Callback`",
+                "write e.g. `callbacks: [Logger::new(), StopAt { loss: 0.1 }]`",
+            )
+        })
+    })
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {

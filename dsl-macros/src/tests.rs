@@ -692,3 +692,49 @@ fn a_metric_argument_is_one_error_with_its_form() {
         assert!(msgs[0].starts_with(expected), "{text}: {msgs:#?}");
     }
 }
+
+/// Every list and map key reads entry by entry through one combinator: a malformed entry is
+/// one error at its tokens, a missing comma before an entry that reads is one error, and the
+/// entries around them stay, so what they declare adds no second error.
+#[test]
+fn every_list_key_keeps_the_entries_around_a_malformed_one() {
+    let cases = [
+        // `best(valid.accuracy)` still finds the metric after the malformed one.
+        (
+            quote!(metrics: [train.loss, valid.3, valid.accuracy], checkpoint: best(valid.accuracy),),
+            "",
+        ),
+        (
+            quote!(metrics: [train.loss valid.accuracy], checkpoint: best(valid.accuracy),),
+            "a `,` is missing before the next entry",
+        ),
+        (
+            quote!(groups: { fc1: rate(1e-4), fc2: lr(1e-3) },),
+            "unknown group setting `rate`",
+        ),
+        (
+            quote!(groups: { fc1: lr(1e-4) fc2: lr(1e-3) },),
+            "a `,` is missing before the next entry",
+        ),
+        (
+            quote!(sweep: { lr: [1e-3, 1e-2], 3: [1], batch_size: [8, 16] },),
+            "",
+        ),
+        (
+            quote!(sweep: { lr: [1e-3, 1e-2] batch_size: [8, 16] },),
+            "a `,` is missing before the next entry",
+        ),
+        (quote!(callbacks: [Logger::new(),, Timer],), "two commas"),
+        (
+            quote!(callbacks: [Logger::new(), 3 +, Timer],),
+            "a callback is an expression",
+        ),
+        (quote!(freeze: [fc1, blocks[0], fc2], unfreeze: 2,), ""),
+    ];
+    for (extra, first) in cases {
+        let msgs = messages(minimal(extra.clone()));
+        assert_eq!(msgs.len(), 1, "{extra}: {msgs:#?}");
+        assert!(msgs[0].starts_with(first), "{extra}: {msgs:#?}");
+        assert!(msgs[0].contains("\nhelp: "), "{extra}: {msgs:#?}");
+    }
+}
