@@ -7,99 +7,26 @@
 #![cfg(feature = "slurm-tests")]
 
 mod run;
+mod sbatch;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use run::{BIN, alone, assert_same_run, run_dir, text};
+use run::{BIN, alone, assert_same_run, run_dir};
+use sbatch::{book_script, in_queue, job_id, job_output, sbatch, submit_dir, wait_until};
 
 /// The cluster has the cores of one job: one test at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
 
-/// The book's job script: its `sh` block holding `#SBATCH` lines.
-fn book_script() -> String {
-    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/guide/data-parallel.md");
-    let page = std::fs::read_to_string(page).unwrap();
-    let blocks: Vec<&str> = page
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .filter(|b| b.contains("#SBATCH"))
-        .collect();
-    assert_eq!(blocks.len(), 1, "the page holds one job script");
-    blocks[0].to_owned()
-}
-
-/// A submit folder: the book's script, and the binary where the script names it (its
-/// `./target/release/data_parallel`, here the test's build).
-fn submit_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("train.sbatch");
-    std::fs::write(&script, book_script()).unwrap();
-    let bin = dir.path().join("target/release");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(BIN, bin.join("data_parallel")).unwrap();
-    (dir, script)
-}
-
-fn sbatch(dir: &Path, script: &Path, args: &[&str], wait: bool) -> Output {
-    let mut command = Command::new("sbatch");
-    command.current_dir(dir).arg("--parsable");
-    if wait {
-        command.arg("--wait");
-    }
-    let output = command
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("sbatch runs");
-    assert!(
-        output.status.success() || wait,
-        "sbatch: {}",
-        text(&output.stderr)
-    );
-    output
-}
-
-/// The job's id as `sbatch --parsable` prints it.
-fn job_id(output: &Output) -> String {
-    text(&output.stdout)
-        .trim()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned()
-}
-
-/// What the job printed (`slurm-<id>.out` in the submit folder).
-fn job_output(dir: &Path, id: &str) -> String {
-    std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).unwrap_or_default()
-}
-
-fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn in_queue(id: &str) -> bool {
-    let output = Command::new("squeue")
-        .args(["-h", "-j", id])
-        .output()
-        .unwrap();
-    !text(&output.stdout).trim().is_empty()
-}
+const PAGE: &str = "docs/src/guide/data-parallel.md";
 
 #[test]
 fn the_books_job_script_trains_what_one_process_accumulating_2_batches_trains() {
     let _cluster = CLUSTER.lock().unwrap();
     let one = tempfile::tempdir().unwrap();
     alone(one.path(), &["--set", "grad_accumulation=2"]);
-    let (dir, script) = submit_dir();
+    let (dir, script) = submit_dir(&book_script(PAGE), BIN, "data_parallel");
     let output = sbatch(dir.path(), &script, &[], true);
     let id = job_id(&output);
     let printed = job_output(dir.path(), &id);
@@ -120,7 +47,7 @@ fn a_job_cancelled_mid_run_and_submitted_again_continues_bit_for_bit() {
         one.path(),
         &["--set", "grad_accumulation=2", "--set", "epochs=200"],
     );
-    let (dir, script) = submit_dir();
+    let (dir, script) = submit_dir(&book_script(PAGE), BIN, "data_parallel");
     let id = job_id(&sbatch(dir.path(), &script, &long, false));
     let artifacts = dir.path().join("artifacts");
     let third = run_dir(&artifacts).join("checkpoint/model-3.bpk");

@@ -1,0 +1,74 @@
+//! The sweeps page's Slurm job array (docs/src/guide/sweeps.md), as written there, submitted
+//! with `sbatch` to a real Slurm: its tasks, one trial each and two at a time, fill one ranked
+//! table equal to the one a local `--jobs 2` sweep of the same grid writes. Needs Slurm
+//! (`.ci/slurm start` sets up a single-node cluster): `cargo test -p classification --features
+//! slurm-tests --test slurm`.
+#![cfg(feature = "slurm-tests")]
+
+#[path = "../../data_parallel/tests/sbatch/mod.rs"]
+mod sbatch;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sbatch::{book_script, job_id, job_output, sbatch, submit_dir, text};
+
+const BIN: &str = env!("CARGO_BIN_EXE_classification");
+
+/// The one sweep folder of the experiment under `artifacts`.
+fn sweep_dir(artifacts: &Path) -> PathBuf {
+    let sweeps: Vec<PathBuf> = std::fs::read_dir(artifacts.join("three_class"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sweep-")
+        })
+        .collect();
+    let [sweep] = &sweeps[..] else {
+        panic!("one sweep folder: {sweeps:?}")
+    };
+    sweep.clone()
+}
+
+/// The ranked table without its last column (each trial's run directory, which differs).
+fn table(artifacts: &Path) -> Vec<String> {
+    let csv = std::fs::read_to_string(sweep_dir(artifacts).join("sweep.csv")).unwrap();
+    csv.lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_owned())
+        .collect()
+}
+
+#[test]
+fn the_books_job_array_fills_the_ranked_table_a_local_sweep_writes() {
+    let (dir, script) = submit_dir(
+        &book_script("docs/src/guide/sweeps.md"),
+        BIN,
+        "classification",
+    );
+    let output = sbatch(dir.path(), &script, &[], true);
+    let id = job_id(&output);
+    let tasks: Vec<String> = (0..6)
+        .map(|task| job_output(dir.path(), &format!("{id}_{task}")))
+        .collect();
+    assert!(
+        output.status.success(),
+        "job array {id}: {}\n{}",
+        text(&output.stderr),
+        tasks.join("\n")
+    );
+    let local = tempfile::tempdir().unwrap();
+    let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "batch_size=16,32"];
+    let out = Command::new(BIN)
+        .args(grid)
+        .args(["--jobs", "2", "--quiet", "--artifacts"])
+        .arg(local.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (cluster, here) = (table(&dir.path().join("artifacts")), table(local.path()));
+    assert_eq!(cluster.len(), 7, "a header and six trials: {cluster:#?}");
+    assert_eq!(cluster, here);
+}
