@@ -1,7 +1,11 @@
 //! The example's command line (`ThreeClass::cli()`), run as a user would.
 
+mod sweep;
+
 use std::path::Path;
 use std::process::{Command, Output};
+
+use sweep::sweep_dir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_classification");
 
@@ -414,20 +418,7 @@ fn a_sweep_runs_each_trial_as_its_own_run_and_ranks_them() {
     let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "batch_size=16,32"];
     let out = run(&[&grid[..], &["--jobs", "2", "--artifacts", artifacts]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
-    let experiment = dir.path().join("three_class");
-    let sweeps: Vec<_> = std::fs::read_dir(&experiment)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("sweep-")
-        })
-        .collect();
-    let [sweep] = &sweeps[..] else {
-        panic!("one sweep folder: {sweeps:?}")
-    };
+    let sweep = &sweep_dir(dir.path());
     let csv = std::fs::read_to_string(sweep.join("sweep.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv
         .lines()
@@ -617,16 +608,7 @@ fn a_quiet_sweep_with_one_job_trains_every_trial_and_logs_each() {
         artifacts,
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let sweep = std::fs::read_dir(dir.path().join("three_class"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("sweep-")
-        })
-        .unwrap();
+    let sweep = sweep_dir(dir.path());
     for trial in 0..2 {
         let log = sweep.join(format!("trial-{trial}.log"));
         assert!(log.exists(), "{}", log.display());

@@ -7,31 +7,15 @@
 
 #[path = "../../data_parallel/tests/sbatch/mod.rs"]
 mod sbatch;
+mod sweep;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use sbatch::{book_script, job_id, job_output, sbatch, submit_dir, text};
+use sweep::sweep_dir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_classification");
-
-/// The one sweep folder of the experiment under `artifacts`.
-fn sweep_dir(artifacts: &Path) -> PathBuf {
-    let sweeps: Vec<PathBuf> = std::fs::read_dir(artifacts.join("three_class"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("sweep-")
-        })
-        .collect();
-    let [sweep] = &sweeps[..] else {
-        panic!("one sweep folder: {sweeps:?}")
-    };
-    sweep.clone()
-}
 
 /// The ranked table without its last column (each trial's run directory, which differs).
 fn table(artifacts: &Path) -> Vec<String> {
