@@ -2,7 +2,7 @@
 //! `ui-tests/mutants`) must give exactly one error of the macro's, with a `help:` line: the
 //! parser and the validator on token streams, without a compiler in the loop, for every
 //! mutant in seconds. What rustc adds — its count, the span, the mutants only it can judge —
-//! is ui-tests' `mutants` test, which builds a sample with cargo (`.ci/run`). The counts per
+//! is ui-tests' `mutants` test, which builds every mutant with cargo (`.ci/run`). The counts per
 //! rule and per example are printed (`cargo test -p dsl-macros mutants -- --nocapture`).
 
 use std::collections::BTreeMap;

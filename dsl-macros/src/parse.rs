@@ -602,6 +602,18 @@ fn or_form(error: syn::Error, what: &str, form: &str) -> syn::Error {
     }
 }
 
+/// [`each_entry`], where an entry's error that says no fix gets `what` and the entry's `form`.
+fn each_entry_in_form<T>(
+    content: ParseStream,
+    errors: &mut Errors,
+    (what, form): (&str, &str),
+    mut entry: impl FnMut(ParseStream) -> syn::Result<T>,
+) -> syn::Result<Vec<T>> {
+    each_entry(content, errors, |content, _| {
+        entry(content).map_err(|e| or_form(e, what, form))
+    })
+}
+
 /// Each comma-separated entry of `content`, read by `entry`: an entry that fails is one error
 /// at its own tokens and is skipped to the next comma; the entries around it are kept.
 fn each_entry<T>(
@@ -1461,7 +1473,11 @@ fn lora(input: ParseStream, errors: &mut Errors) -> syn::Result<LoraKey> {
 fn lr_groups(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String, Span, Number)>> {
     let content;
     braced!(content in input);
-    let read = |content: ParseStream| -> syn::Result<(String, Span, Number)> {
+    const GROUP: (&str, &str) = (
+        "a group is a module path and its base learning rate",
+        "write e.g. `groups: { fc1: lr(1e-4), \"layers.0\": lr(0.0) }`",
+    );
+    each_entry_in_form(&content, errors, GROUP, |content| {
         let (path, span) = module_path(content)?;
         content.parse::<Token![:]>()?;
         let setting: Ident = content.parse()?;
@@ -1476,15 +1492,6 @@ fn lr_groups(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<(String
         let value;
         parenthesized!(value in content);
         Ok((path, span, number(&value)?))
-    };
-    each_entry(&content, errors, |content, _| {
-        read(content).map_err(|e| {
-            or_form(
-                e,
-                "a group is a module path and its base learning rate",
-                "write e.g. `groups: { fc1: lr(1e-4), \"layers.0\": lr(0.0) }`",
-            )
-        })
     })
 }
 
@@ -1499,7 +1506,11 @@ fn quoted(input: ParseStream, what: &str, example: &str) -> syn::Result<LitStr> 
 fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>> {
     let content;
     braced!(content in input);
-    let read = |content: ParseStream| -> syn::Result<SweepAxis> {
+    const AXIS: (&str, &str) = (
+        "a sweep entry is a key and the values it takes",
+        "write e.g. `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`",
+    );
+    each_entry_in_form(&content, errors, AXIS, |content| {
         let key: Ident = content.parse()?;
         // `optimizers.generator.lr`: a config value below the key.
         let mut path = Vec::new();
@@ -1525,15 +1536,6 @@ fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>>
             values,
             span: brackets.span.join(),
         })
-    };
-    each_entry(&content, errors, |content, _| {
-        read(content).map_err(|e| {
-            or_form(
-                e,
-                "a sweep entry is a key and the values it takes",
-                "write e.g. `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`",
-            )
-        })
     })
 }
 
@@ -1553,51 +1555,46 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
                 format!("expected a hyperparameter's name\nhelp: {FORM}"),
             )
         })?;
-        let broken = |docs, name: Ident| Hparam {
-            docs,
-            name,
-            ty: syn::parse_quote!(()),
-            default: syn::parse_quote!(::core::default::Default::default()),
-            broken: true,
-        };
-        if !content.peek(Token![:]) {
-            errors.push(syn::Error::new(
-                name.span(),
-                format!(
-                    "`{name}` needs its type and default value\nhelp: write `{name}: usize = 64`"
-                ),
-            ));
-            skip_to_comma(content);
-            return Ok(broken(docs, name));
-        }
-        content.parse::<Token![:]>()?;
-        // A type or default that does not parse is its one error: the name stays declared.
-        let ty: syn::Type = match content.parse() {
-            Ok(ty) => ty,
-            Err(e) => {
-                errors.push(or_form(e, &format!("`{name}` needs a type"), FORM));
-                skip_to_comma(content);
-                return Ok(broken(docs, name));
+        // Past the name, a mistake is the entry's one error, and the name stays declared.
+        let typed = |content: ParseStream| -> syn::Result<(syn::Type, Expr)> {
+            if !content.peek(Token![:]) {
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "`{name}` needs its type and default value\nhelp: write `{name}: usize = 64`"
+                    ),
+                ));
             }
+            content.parse::<Token![:]>()?;
+            let ty: syn::Type = content
+                .parse()
+                .map_err(|e| or_form(e, &format!("`{name}` needs a type"), FORM))?;
+            if !content.peek(Token![=]) {
+                return Err(syn::Error::new_spanned(
+                    &ty,
+                    format!(
+                        "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
+                        quote::quote!(#ty)
+                    ),
+                ));
+            }
+            content.parse::<Token![=]>()?;
+            let default: Expr = content
+                .parse()
+                .map_err(|e| or_form(e, &format!("`{name}` needs a default value"), FORM))?;
+            Ok((ty, default))
         };
-        if !content.peek(Token![=]) {
-            errors.push(syn::Error::new_spanned(
-                &ty,
-                format!(
-                    "`{name}` needs a default value\nhelp: write `{name}: {} = <value>`",
-                    quote::quote!(#ty)
-                ),
-            ));
-            skip_to_comma(content);
-            return Ok(broken(docs, name));
-        }
-        content.parse::<Token![=]>()?;
-        let default: Expr = match content.parse() {
-            Ok(default) => default,
-            Err(e) => {
-                errors.push(or_form(e, &format!("`{name}` needs a default value"), FORM));
+        let (ty, default, broken) = match typed(content) {
+            Ok((ty, default)) => (ty, default, false),
+            Err(error) => {
+                errors.push(error);
                 skip_to_comma(content);
-                return Ok(broken(docs, name));
+                let ty = syn::parse_quote!(());
+                (
+                    ty,
+                    syn::parse_quote!(::core::default::Default::default()),
+                    true,
+                )
             }
         };
         Ok(Hparam {
@@ -1605,7 +1602,7 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
             name,
             ty,
             default,
-            broken: false,
+            broken,
         })
     })
 }
@@ -1614,15 +1611,11 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
 fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> {
     let content;
     bracketed!(content in input);
-    each_entry(&content, errors, |content, _| {
-        content.parse().map_err(|e| {
-            or_form(
-                e,
-                "a callback is an expression giving a value that implements `Callback`",
-                "write e.g. `callbacks: [Logger::new(), StopAt { loss: 0.1 }]`",
-            )
-        })
-    })
+    const CALLBACK: (&str, &str) = (
+        "a callback is an expression giving a value that implements `Callback`",
+        "write e.g. `callbacks: [Logger::new(), StopAt { loss: 0.1 }]`",
+    );
+    each_entry_in_form(&content, errors, CALLBACK, |content| content.parse())
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {

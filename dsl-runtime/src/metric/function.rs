@@ -89,12 +89,12 @@ pub trait EpochMetric<O>: Clone + Send + 'static {
 /// `valid.metric(recall = Epoch::higher_is_better(MacroRecall::new(3)))`.
 pub struct Epoch<M> {
     empty: M,
-    /// The epoch's state, a clone of `empty` from the epoch's first batch on. Cloned there,
-    /// not here, so that a state without `Clone` is one error, at the user's `impl
-    /// EpochMetric` (its supertrait), not a second at `Epoch::higher_is_better(..)`.
+    /// The epoch's state, a clone of `empty` from the epoch's first batch on (`None`: no
+    /// batch yet). Cloned there, not here, so that a state without `Clone` is one error, at
+    /// the user's `impl EpochMetric` (its supertrait), not a second at
+    /// `Epoch::higher_is_better(..)`.
     state: Option<M>,
     higher_is_better: bool,
-    batches: usize,
 }
 
 impl<M> Epoch<M> {
@@ -113,7 +113,6 @@ impl<M> Epoch<M> {
             state: None,
             empty,
             higher_is_better,
-            batches: 0,
         }
     }
 }
@@ -177,17 +176,11 @@ impl<O, M: EpochMetric<O>> FunctionMetric<O> for Epoch<M> {
         self.state
             .get_or_insert_with(|| empty.clone())
             .update(output)?;
-        self.batches += 1;
         Ok(None)
     }
 
     fn finish(&mut self) -> f64 {
-        let value = match self.state.take() {
-            Some(state) if self.batches > 0 => state.value(),
-            _ => f64::NAN,
-        };
-        self.batches = 0;
-        value
+        self.state.take().map_or(f64::NAN, |state| state.value())
     }
 }
 

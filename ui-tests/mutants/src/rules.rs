@@ -255,7 +255,7 @@ fn invocation(out: &mut Out, group: &Tok) {
         let value = &entry[at + 2..];
         out.level = Level::Macro;
         if key.len() > 3 {
-            let to = &key[..key.len() - 1];
+            let to = &misspelt(&key);
             out.push("key misspelt", format!("{key} → {to}"), key_span, to, this);
         }
         for synonym in dsl_vocabulary::synonyms::KEYS
@@ -464,7 +464,7 @@ fn loader(out: &mut Out, map: &Tok, this: (usize, usize)) {
         let key = entry[at].ident().unwrap();
         let key_span = (entry[at].start, entry[at].end);
         if key.len() > 3 {
-            let to = &key[..key.len() - 1];
+            let to = &misspelt(&key);
             out.push(
                 "loader key misspelt",
                 format!("loader.{key} → {to}"),
@@ -515,7 +515,7 @@ fn metrics(out: &mut Out, list: &Tok, this: (usize, usize)) {
             && let Some(split_name) = split.ident()
             && ["train", "valid", "test"].contains(&split_name.as_str())
         {
-            let to = &split_name[..split_name.len() - 1];
+            let to = &misspelt(&split_name);
             out.push(
                 "metric name or split misspelt",
                 format!("{split_name}.{name} → {to}.{name}"),
@@ -524,7 +524,7 @@ fn metrics(out: &mut Out, list: &Tok, this: (usize, usize)) {
                 this,
             );
         }
-        let to = &name[..name.len() - 1];
+        let to = &misspelt(&name);
         out.push(
             "metric name or split misspelt",
             format!("{name} → {to}"),
