@@ -3,7 +3,8 @@
 //!
 //! The handler is installed while a run that writes checkpoints is in progress, and the
 //! process's previous dispositions (whatever the host program had: the default, its own
-//! handler, ignored) are put back when the last such run ends. `signal-hook` cannot give a
+//! handler, ignored) are put back when the last such run ends — unless the process is the
+//! command line's ([`keep_until_exit`]), which keeps it to the end. `signal-hook` cannot give a
 //! disposition back (its `unregister` leaves its own handler in place, and the process deaf to
 //! Ctrl-C), hence these few lines over `sigaction`.
 
@@ -17,6 +18,19 @@ static RAISED: AtomicBool = AtomicBool::new(false);
 
 /// ExperimentRuns holding the handler, and the dispositions to restore when the last one ends.
 static HELD: Mutex<Option<Held>> = Mutex::new(None);
+
+/// Set by [`keep_until_exit`]: the last run's end leaves the handler installed.
+static KEEP: AtomicBool = AtomicBool::new(false);
+
+/// For a process the command line owns: once a run has installed the handler, it stays until
+/// the process exits. Restored at the run's end, a SIGTERM sent as the last epoch is saved
+/// could land in the teardown after it (the test split, the report, a GPU device's release,
+/// `main`'s return) and end a finished run by the signal (exit 143); kept, it only raises the
+/// flag nobody polls any more, and the run's own exit code stands. A run that never installed
+/// the handler (no checkpoints to keep resumable) still leaves Ctrl-C at the default.
+pub(crate) fn keep_until_exit() {
+    KEEP.store(true, Ordering::SeqCst);
+}
 
 struct Held {
     runs: usize,
@@ -72,7 +86,7 @@ impl Drop for Interrupt {
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
         let Some(state) = held.as_mut() else { return };
         state.runs -= 1;
-        if state.runs == 0 {
+        if state.runs == 0 && !KEEP.load(Ordering::SeqCst) {
             RAISED.store(false, Ordering::SeqCst);
             for (signal, previous) in SIGNALS.iter().zip(&state.previous) {
                 // SAFETY: `previous` is what `sigaction` returned for this signal.
@@ -134,6 +148,35 @@ mod tests {
         assert!(!raised());
         drop(again);
         unsafe { libc::signal(libc::SIGTERM, libc::SIG_DFL) };
+    }
+
+    /// In a child process: with [`keep_until_exit`], the handler outlives the last run, so a
+    /// SIGTERM after it raises the flag instead of ending the process.
+    #[test]
+    fn kept_until_exit_a_signal_after_the_run_does_not_end_the_process() {
+        const CHILD: &str = "DSL_INTERRUPT_KEEP_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            keep_until_exit();
+            drop(Interrupt::install().unwrap());
+            assert_eq!(
+                handler_of(libc::SIGTERM),
+                on_signal as extern "C" fn(libc::c_int) as usize
+            );
+            // SAFETY: raising SIGTERM in this child process, which still holds `on_signal`.
+            unsafe { libc::raise(libc::SIGTERM) };
+            assert!(raised());
+            std::process::exit(7);
+        }
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "interrupt::tests::kept_until_exit_a_signal_after_the_run_does_not_end_the_process",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.code(), Some(7), "{status:?}");
     }
 
     /// In a child process (this test binary run again): a second SIGTERM while the first is

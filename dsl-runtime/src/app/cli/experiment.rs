@@ -86,14 +86,9 @@ pub fn run<E: Experiment>(
         }
     };
     let rank = joined.as_ref().map_or(0, |j| j.rank_and_size().0);
-    // Once the run's epochs are done, a first Ctrl-C or SIGTERM no longer ends the process by
-    // the signal (143) while the test split, the report and the device's teardown (long on a
-    // GPU backend) finish: the handler is held until `main` returns, so the exit code is the
-    // run's on every backend. A second signal still ends it at once.
-    let finishing = std::cell::OnceCell::new();
-    let trained = || {
-        finishing.get_or_init(|| crate::interrupt::Interrupt::install().ok());
-    };
+    // The command line owns the process: a signal after the last epoch must not turn a
+    // finished run's exit code into 143.
+    crate::interrupt::keep_until_exit();
     let train = || {
         main(E::defaults(), E::plan(), |config, args: &Args| {
             let device = E::open_device(&config)?;
@@ -128,7 +123,6 @@ pub fn run<E: Experiment>(
                     // The rerun is a check, not a run to compare on the server.
                     options.mlflow = None;
                 })?;
-                trained();
                 show!("{}", recorded.check(&report.run_dir, &report.config)?);
                 return Ok(dir.clone());
             }
@@ -139,7 +133,6 @@ pub fn run<E: Experiment>(
                 });
             }
             let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
-            trained();
             if let Some(trial) = &args.sweep_trial {
                 trial.record(&report.history, &report.run_dir)?;
             }
