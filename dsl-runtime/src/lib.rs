@@ -144,7 +144,7 @@ pub mod __private {
     pub use crate::metric;
     pub use crate::model::contract::{
         Measurable, MeasurableBy, SharedBatcher, Sources, StepOutput, Yields, confusion_input,
-        for_expressions, train_output,
+        for_expressions, never_fed, train_output,
     };
     pub use crate::model::placement;
     pub use crate::model::tuning;

@@ -43,6 +43,39 @@ const CLASSIFICATION_OR_SEQUENCE: &str = "ClassificationOutput, SequenceOutput";
 const CLASSIFICATION_OR_MULTILABEL: &str = "ClassificationOutput, MultiLabelClassificationOutput";
 const SEQUENCE: &str = "SequenceOutput";
 
+/// Burn's step outputs, whose metrics the catalogue's `outputs` name.
+pub const BURN_OUTPUTS: [&str; 4] = [
+    "ClassificationOutput",
+    "RegressionOutput",
+    "SequenceOutput",
+    "MultiLabelClassificationOutput",
+];
+
+/// Metric and Burn output pairs that Burn's types accept though `outputs` does not name them:
+/// a multi-label output adapts to the confusion-stats and AUROC inputs, which our multiclass
+/// configurations read by arg-max, not by a threshold per label.
+const TYPED_ONLY: [(&str, &str); 5] = [
+    ("precision", "MultiLabelClassificationOutput"),
+    ("recall", "MultiLabelClassificationOutput"),
+    ("f1", "MultiLabelClassificationOutput"),
+    ("fbeta", "MultiLabelClassificationOutput"),
+    ("auroc", "MultiLabelClassificationOutput"),
+];
+
+impl MetricSpec {
+    /// Whether Burn's output `output` (one of [`BURN_OUTPUTS`]) is one this metric is for.
+    pub fn fed_by(&self, output: &str) -> bool {
+        self.outputs == "every output" || self.outputs.split(", ").any(|o| o == output)
+    }
+
+    /// Whether Burn's types let `output` feed this metric at all: what it is for, and
+    /// [`TYPED_ONLY`]. A build recording it for a step declared to return any other Burn
+    /// output fails; the macro relies on that.
+    pub fn compiles_with(&self, output: &str) -> bool {
+        self.fed_by(output) || TYPED_ONLY.contains(&(self.name, output))
+    }
+}
+
 /// Every metric of the catalogue.
 pub const METRICS: &[MetricSpec] = &[
     MetricSpec {

@@ -67,7 +67,10 @@ pub fn boxed(exp: &Experiment, m: &MetricRef, model_name: &Ident) -> TokenStream
     if let Some(step) = step {
         // The step's output is whatever the run's outputs hold for it: `_`, found from the
         // projection, so that a wrong output is reported once, at its type.
-        let inner = boxed_for(m, quote!(_));
+        let inner = match starves(&step.step.output_ty, m) {
+            true => quote!(#Rt::never_fed::<_>()),
+            false => boxed_for(m, quote!(_)),
+        };
         return super::steps::on_step(exp, step, &m.split, inner);
     }
     let step = if m.split == "train" {
@@ -75,7 +78,59 @@ pub fn boxed(exp: &Experiment, m: &MetricRef, model_name: &Ident) -> TokenStream
     } else {
         quote!(InferenceStep)
     };
-    boxed_for(m, quote!(<#model_name as #Rt::burn::train::#step>::Output))
+    let output = quote!(<#model_name as #Rt::burn::train::#step>::Output);
+    match exp.step.as_ref().is_some_and(|s| starves(&s.output_ty, m)) {
+        true => quote!(#Rt::never_fed::<#output>()),
+        false => boxed_for(m, output),
+    }
+}
+
+/// The Burn output `ty` names: a bare name of one, or a path through `burn`.
+fn burn_output(ty: &syn::Type) -> Option<&'static str> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let segments = &path.path.segments;
+    let last = segments.last()?;
+    let through_burn = segments.len() == 1 || segments[0].ident == "burn";
+    if path.qself.is_some() || !through_burn || !last.arguments.is_empty() {
+        return None;
+    }
+    catalog::BURN_OUTPUTS.into_iter().find(|o| last.ident == o)
+}
+
+/// Whether a step declared to return `output_ty` cannot feed the built-in metric `m`: that
+/// output is one of Burn's, and Burn's types do not let it feed `m` (the catalogue knows).
+fn starves(output_ty: &syn::Type, m: &MetricRef) -> bool {
+    let Some(output) = burn_output(output_ty) else {
+        return false;
+    };
+    m.custom.is_none()
+        && catalog::metric(&m.name.to_string()).is_some_and(|s| !s.compiles_with(output))
+}
+
+/// The checks `Measurable::feeds` makes at the body of a step declared to return `output_ty` (the
+/// step `step` of several, or the one step), one per recorded metric it starves, each at the
+/// metric's name: the body's type must feed them, and a declared type written by mistake is
+/// one mismatch at the body rather than one more error at each metric.
+pub fn starved_checks(
+    exp: &Experiment,
+    step: Option<&Ident>,
+    output_ty: &syn::Type,
+    output: &TokenStream,
+) -> Vec<TokenStream> {
+    recorded(exp)
+        .iter()
+        .filter(|m| m.step.as_ref() == step && starves(output_ty, m))
+        .map(|m| {
+            let span = m.name.span();
+            let metric = metric_type(m, span);
+            respan(
+                quote!(<_ as #Rt::Measurable<#metric>>::feeds(&#output);),
+                span,
+            )
+        })
+        .collect()
 }
 
 /// `m` boxed for the step output `output`.

@@ -112,7 +112,8 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
                     && crate::validate::step_question_mark(step).is_none()
                     && reads_known(&&step.body) =>
             {
-                model::step_function(&f, &model.ty, step, config_name)
+                // No metric is registered here, so none is checked at the body.
+                model::step_function(&f, &model.ty, step, config_name, |_| Vec::new())
             }
             _ => {
                 let output_ty = &step.output_ty;

@@ -89,6 +89,7 @@ pub fn model_module(
         model_ty,
         step,
         &config_name,
+        |output| super::metrics::starved_checks(exp, None, &step.output_ty, output),
     );
     let (step_items, exported) = match &exp.steps {
         Some(steps) => (
@@ -136,11 +137,15 @@ pub fn wrap(model_name: &Ident, model: &TokenStream, config: TokenStream) -> Tok
 
 /// The user's step as the function `name`: the model, the batch and the run's config (read in
 /// the body as `config`) to the step's output.
+///
+/// `starved`: the checks of [`super::metrics::starved_checks`], made on the body's value
+/// before it is returned.
 pub fn step_function(
     name: &Ident,
     model_ty: &syn::Type,
     step: &Step,
     config_name: &Ident,
+    starved: impl FnOnce(&TokenStream) -> Vec<TokenStream>,
 ) -> TokenStream {
     let Step {
         model_pat,
@@ -150,12 +155,33 @@ pub fn step_function(
         body,
     } = step;
     // A closure with a return type always has a block body; other bodies get braces.
-    let body = match body {
+    let mut body = match body {
         syn::Expr::Block(block) => quote!(#block),
         other => quote!({ #other }),
     };
+    // The value returned stands where the body is, so a mismatch underlines the body: in
+    // parentheses spanning it (rustc keeps a paren's span when it holds the inner one).
+    let (whole, inner) = match &step.body {
+        syn::Expr::Block(block) => (
+            block.block.brace_token.span.join(),
+            block.block.brace_token.span.open(),
+        ),
+        other => (other.span(), other.span()),
+    };
+    let output = quote::quote_spanned!(inner=> __dsl_output);
+    let checks = starved(&output);
+    let mut returned = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, output.clone());
+    returned.set_span(whole);
+    if !checks.is_empty() {
+        body = quote!({
+            let __dsl_output = #body;
+            #(#checks)*
+            #returned
+        });
+    }
     let config = user_config();
     quote! {
+        #[allow(unused_parens)]
         fn #name(
             #model_pat: &#model_ty,
             #batch_pat: #batch_ty,

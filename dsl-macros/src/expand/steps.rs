@@ -106,9 +106,11 @@ pub fn items(
         params.set_span(exp.steps_span);
         quote!(#head #params #open #ty #rest #body)
     });
-    let functions = steps
-        .iter()
-        .map(|s| super::model::step_function(&step_fn(s), model_ty, &s.step, config_name));
+    let functions = steps.iter().map(|s| {
+        super::model::step_function(&step_fn(s), model_ty, &s.step, config_name, |output| {
+            super::metrics::starved_checks(exp, Some(&s.name), &s.step.output_ty, output)
+        })
+    });
     // `outputs` with only step `s`'s output, computed from `batch` (an expression).
     let only = |s: &NamedStep, model: TokenStream, batch: TokenStream| {
         let (f, field, checked) = (step_fn(s), &s.name, checked_fn(s));

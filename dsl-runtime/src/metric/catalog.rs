@@ -152,6 +152,88 @@ mod tests {
         assert_eq!(keys, ["auc_pr", "hamming", "cer", "wer", "iteration_speed"]);
     }
 
+    /// Whether `O` can feed `M`, asked of the trait system at compile time (a method found
+    /// without an autoref when `O: Measurable<M>` holds, through one otherwise).
+    struct Probe<O, M>(std::marker::PhantomData<(O, M)>);
+    trait Fed {
+        fn fed(&self) -> bool {
+            true
+        }
+    }
+    impl<O: Measurable<M>, M: burn::train::metric::Metric> Fed for Probe<O, M> {}
+    trait NotFed {
+        fn fed(&self) -> bool {
+            false
+        }
+    }
+    impl<O, M> NotFed for &Probe<O, M> {}
+
+    /// The macro turns a metric the declared Burn output cannot feed (by the catalogue) into a
+    /// check at the step's body and a registration never run (`never_fed`): sound only while
+    /// the catalogue's `compiles_with` is exactly what Burn implements, for every row and
+    /// output.
+    #[test]
+    fn the_catalogue_says_what_each_burn_output_feeds() {
+        use burn::train::metric::*;
+        macro_rules! fed {
+            ($output:ty: $($name:literal => $metric:ty),* $(,)?) => {
+                vec![$(($name, (&Probe::<$output, $metric>(std::marker::PhantomData)).fed())),*]
+            };
+        }
+        macro_rules! each_metric {
+            ($output:ty) => {
+                fed!($output:
+                    "loss" => crate::metric::SampleLoss,
+                    "accuracy" => AccuracyMetric,
+                    "top_k" => TopKAccuracyMetric,
+                    "precision" => PrecisionMetric,
+                    "recall" => RecallMetric,
+                    "f1" => FBetaScoreMetric,
+                    "fbeta" => FBetaScoreMetric,
+                    "auroc" => AurocMetric,
+                    "perplexity" => PerplexityMetric,
+                    "auc_pr" => AucPrMetric,
+                    "hamming" => HammingScore,
+                    "cer" => CharErrorRate,
+                    "wer" => WordErrorRate,
+                    "iteration_speed" => IterationSpeedMetric,
+                    "lr" => LearningRateMetric,
+                )
+            };
+        }
+        let probed = [
+            ("ClassificationOutput", each_metric!(ClassificationOutput)),
+            ("RegressionOutput", each_metric!(RegressionOutput)),
+            ("SequenceOutput", each_metric!(SequenceOutput)),
+            (
+                "MultiLabelClassificationOutput",
+                each_metric!(MultiLabelClassificationOutput),
+            ),
+        ];
+        let outputs: Vec<&str> = probed.iter().map(|(o, _)| *o).collect();
+        assert_eq!(outputs, dsl_vocabulary::metrics::BURN_OUTPUTS);
+        let mut wrong = Vec::new();
+        for (output, metrics) in probed {
+            let names: Vec<&str> = metrics.iter().map(|(n, _)| *n).collect();
+            assert_eq!(
+                names,
+                dsl_vocabulary::metrics::metric_names(),
+                "every row, in order"
+            );
+            for (name, fed) in metrics {
+                if dsl_vocabulary::metrics::metric(name)
+                    .unwrap()
+                    .compiles_with(output)
+                    != fed
+                {
+                    let burn = if fed { "feeds" } else { "cannot feed" };
+                    wrong.push(format!("Burn's `{output}` {burn} `{name}`"));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "the catalogue says otherwise: {wrong:#?}");
+    }
+
     #[test]
     fn hamming_scores_multi_label_outputs() {
         let device = Device::flex();

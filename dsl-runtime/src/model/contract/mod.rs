@@ -96,6 +96,14 @@ impl StepOutput for SequenceOutput {
 pub trait Measurable<M: Metric, I = <M as Metric>::Input>: Sized {
     /// `metric`, boxed for the fit loop's list of this output's metrics.
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>>;
+
+    /// Checked at a step's body, in place of `M`'s registration, when the step declares a
+    /// Burn output that cannot feed `M` (the catalogue knows): the body's own value must feed
+    /// it. A body returning the declared type is reported here, at the metric, as always; one
+    /// returning another type (the declared type written by mistake) is rustc's mismatch at
+    /// the body alone, not one more error at every metric. A method, not a bounded function,
+    /// so the error names no bound of ours.
+    fn feeds(&self) {}
 }
 
 // Not recommended in errors: the failing `Adaptor` bound is what the note names instead.
@@ -108,6 +116,14 @@ where
     fn boxed(metric: Tracked<M>) -> Box<dyn SplitMetric<Self>> {
         Box::new(metric)
     }
+}
+
+/// The registration of a metric [`Measurable::feeds`] checks instead: such a build fails at
+/// the step's body or at that check (Burn's outputs are closed to new `Adaptor` impls by the
+/// orphan rule), so this is never run; `the_catalogue_says_what_each_burn_output_feeds` keeps
+/// the catalogue true.
+pub fn never_fed<O>() -> Box<dyn SplitMetric<O>> {
+    unreachable!("a metric the step's declared output cannot feed was registered")
 }
 
 /// A step output that the user's own metric `M` can measure: `M` is a
