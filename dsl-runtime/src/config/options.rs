@@ -106,6 +106,19 @@ pub struct FitOptions {
     /// `MLFLOW_TRACKING_URI`); absent, no tracking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mlflow: Option<crate::output::mlflow::Mlflow>,
+    /// Training steps whose losses are read from the device in one transfer (1: every step):
+    /// on a GPU each read waits for the device, so the loop does not read every step. Every
+    /// step's value still reaches `metrics.csv`; the progress bar moves at each read. A run
+    /// with callbacks reads every step.
+    #[serde(default = "read_every")]
+    pub read_every: usize,
+}
+
+/// [`FitOptions::read_every`]'s default.
+pub const READ_EVERY: usize = 32;
+
+fn read_every() -> usize {
+    READ_EVERY
 }
 
 impl Default for FitOptions {
@@ -140,6 +153,7 @@ impl Default for FitOptions {
             plateau: None,
             ranks: None,
             mlflow: None,
+            read_every: READ_EVERY,
         }
     }
 }

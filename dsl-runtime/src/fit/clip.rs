@@ -111,6 +111,7 @@ impl<F: Fn(usize) -> bool> ModuleVisitor for OwnSquares<'_, F> {
 
 /// The norm whose square is `total`, the sum of every gradient's squares.
 fn norm_of(total: Tensor<1>) -> Result<f64, TensorReadError> {
+    crate::metric::reads::count();
     Ok(f64::from(total.try_into_scalar::<f32>()?).sqrt())
 }
 

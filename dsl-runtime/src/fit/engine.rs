@@ -419,6 +419,8 @@ where
         stopped: None,
         averaged: None,
         config: serde_json::Value::Null,
+        // Burn's Learner reads inside its own metrics: not counted.
+        host_reads: Vec::new(),
         measured_together: None,
     })
 }

@@ -6,6 +6,7 @@ use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
 use super::clip::{clip_error, clip_global_norm, clip_sharded};
+use super::deferred::{self, Cell, Deferred};
 use super::draws::Draws;
 use super::ema::Ema;
 use super::steps::Steps;
@@ -33,6 +34,8 @@ pub(super) struct EpochSink<'a> {
     /// Batch limits of the training and validation splits.
     pub limits: (Option<usize>, Option<usize>),
     pub callbacks: &'a mut Callbacks,
+    /// Training steps whose values are still on the device.
+    pub deferred: Deferred,
 }
 
 impl EpochSink<'_> {
@@ -43,6 +46,72 @@ impl EpochSink<'_> {
         }
     }
 
+    /// Reads the deferred training steps' values in one transfer per metric, then writes each
+    /// step as it was trained: its rows, the loss's finiteness, the progress bar, callbacks.
+    fn flush<O>(
+        &mut self,
+        metrics: &mut [Box<dyn SplitMetric<O>>],
+        series: &[usize],
+    ) -> Result<(), FitError> {
+        if self.deferred.steps.is_empty() {
+            return Ok(());
+        }
+        let mut read = Vec::with_capacity(metrics.len());
+        for metric in metrics.iter_mut() {
+            let values = metric.take_deferred().map_err(|source| FitError::Metric {
+                split: Split::Train,
+                metric: metric.key().to_owned(),
+                source,
+            })?;
+            read.push(values.into_iter());
+        }
+        for step in std::mem::take(&mut self.deferred.steps) {
+            let deferred::Step {
+                epoch,
+                step,
+                stepped,
+                lr,
+                cells,
+            } = step;
+            let mut step_loss = None;
+            for (j, cell) in cells.into_iter().enumerate() {
+                let value = match cell {
+                    Cell::Absent => continue,
+                    Cell::Now(value) => value,
+                    Cell::Later => read[j].next().expect("a value for each deferred batch"),
+                };
+                let key = metrics[j].key();
+                let is_loss = is_loss(key);
+                if is_loss {
+                    step_loss = Some(value);
+                }
+                self.history.record_step(series[j], value);
+                self.run_dir
+                    .step_row(step, epoch, Split::Train, key, value)
+                    .map_err(|e| self.io(e))?;
+                if is_loss && !value.is_finite() {
+                    self.deferred.steps.clear();
+                    return Err(FitError::NonFiniteLoss {
+                        epoch,
+                        step,
+                        value: value as f32,
+                    });
+                }
+            }
+            self.progress.step(step_loss);
+            if stepped && !self.callbacks.is_empty() {
+                let end = StepEnd {
+                    epoch,
+                    step,
+                    loss: step_loss,
+                    lr,
+                };
+                self.callbacks.each(|c| c.step_end(&end));
+            }
+        }
+        Ok(())
+    }
+
     /// Reduces every metric of a split to its epoch value and records it.
     fn finish<O>(
         &mut self,
@@ -50,6 +119,9 @@ impl EpochSink<'_> {
         metrics: &mut [Box<dyn SplitMetric<O>>],
         series: &[usize],
     ) -> Result<(), FitError> {
+        if split == Split::Train {
+            self.flush(metrics, series)?;
+        }
         for (metric, &index) in metrics.iter_mut().zip(series) {
             let value = metric.finish_epoch().map_err(|source| FitError::Metric {
                 split,
@@ -286,6 +358,31 @@ impl<M: LearnerModel> TrainState<M> {
     where
         I: Send + Sync + 'static,
     {
+        let trained = self.train_batches(loader, steps_before, done, metrics, series, ctx);
+        // The steps trained before an interruption or a failure are written as if each had
+        // been read at once; a non-finite loss among them came before the failure.
+        match (trained, ctx.flush(metrics, series)) {
+            (Err(err), Ok(())) => Err(err),
+            (_, Err(err @ FitError::NonFiniteLoss { .. })) => Err(err),
+            (Err(err), Err(_)) => Err(err),
+            (Ok(_), Err(err)) => Err(err),
+            (Ok(outcome), Ok(())) => Ok(outcome),
+        }
+    }
+
+    /// [`TrainState::train_epoch`]'s batches.
+    fn train_batches<I>(
+        &mut self,
+        loader: &Loader<I, <M as TrainStep>::Input>,
+        steps_before: usize,
+        done: usize,
+        metrics: &mut [Box<dyn SplitMetric<TrainOutputOf<M>>>],
+        series: &[usize],
+        ctx: &mut EpochSink<'_>,
+    ) -> Result<EpochOutcome, FitError>
+    where
+        I: Send + Sync + 'static,
+    {
         let epoch = ctx.epoch;
         if done > 0 {
             // Read from an interrupted run's checkpoint: it must lie inside this epoch.
@@ -504,8 +601,9 @@ impl<M: LearnerModel> TrainState<M> {
         Ok(())
     }
 
-    /// Feeds one batch's output to the training metrics and records their values at global
-    /// step `step`; after an optimizer step (`stepped`), tells the callbacks.
+    /// Feeds one batch's output to the training metrics, to be recorded at global step
+    /// `step` once their values are read (every `read_every` steps, see `deferred`); after an
+    /// optimizer step (`stepped`), the callbacks hear of it then.
     fn record(
         &self,
         item: &TrainOutputOf<M>,
@@ -515,36 +613,26 @@ impl<M: LearnerModel> TrainState<M> {
         series: &[usize],
         ctx: &mut EpochSink<'_>,
     ) -> Result<(), FitError> {
-        let mut step_loss = None;
-        for (metric, &series_index) in metrics.iter_mut().zip(series) {
-            let Some(value) = feed(Split::Train, metric.as_mut(), item, metadata)? else {
-                continue;
-            };
-            let is_loss = is_loss(metric.key());
-            if is_loss {
-                step_loss = Some(value);
-            }
-            ctx.history.record_step(series_index, value);
-            ctx.run_dir
-                .step_row(step, epoch, Split::Train, metric.key(), value)
-                .map_err(|e| ctx.io(e))?;
-            if is_loss && !value.is_finite() {
-                return Err(FitError::NonFiniteLoss {
-                    epoch,
-                    step,
-                    value: value as f32,
-                });
-            }
+        let mut cells = Vec::with_capacity(metrics.len());
+        for metric in metrics.iter_mut() {
+            let before = metric.deferred();
+            let value = feed(Split::Train, metric.as_mut(), item, metadata)?;
+            cells.push(match value {
+                _ if metric.deferred() > before => Cell::Later,
+                Some(value) => Cell::Now(value),
+                None => Cell::Absent,
+            });
         }
-        ctx.progress.step(step_loss);
-        if stepped && !ctx.callbacks.is_empty() {
-            let end = StepEnd {
-                epoch,
-                step,
-                loss: step_loss,
-                lr: self.lr.base(),
-            };
-            ctx.callbacks.each(|c| c.step_end(&end));
+        ctx.deferred.steps.push(deferred::Step {
+            epoch,
+            step,
+            stepped,
+            lr: self.lr.base(),
+            cells,
+        });
+        let interrupted = self.interruptible && interrupt::raised();
+        if ctx.deferred.due(!ctx.callbacks.is_empty(), interrupted) {
+            ctx.flush(metrics, series)?;
         }
         Ok(())
     }

@@ -11,7 +11,10 @@ pub(super) fn non_finite_weights(model: ModelRef<'_>) -> Result<i64, TensorReadE
     let mut count = Count { total: None };
     model.visit(&mut count);
     match count.total {
-        Some(total) => total.try_into_scalar::<i64>(),
+        Some(total) => {
+            crate::metric::reads::count();
+            total.try_into_scalar::<i64>()
+        }
         None => Ok(0),
     }
 }

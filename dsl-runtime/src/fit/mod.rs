@@ -2,6 +2,7 @@
 
 pub mod callback;
 mod clip;
+mod deferred;
 mod draws;
 mod early_stop;
 mod ema;
@@ -123,6 +124,9 @@ pub struct FitReport<M> {
     /// `config.json` as this run wrote it (or would have, writing no file): what `--verify`
     /// compares with a recorded run's. `Null` on Burn's engine.
     pub config: serde_json::Value,
+    /// Host reads of each epoch this process trained (`summary.md` says them too): the loss
+    /// is read `read_every` steps at a time, Burn's metrics on each update.
+    pub host_reads: Vec<u64>,
     /// On a rank of a data-parallel run, how the inference step's outputs travel between
     /// ranks (an `ItemCodec` of them, its type erased here, where `M` has no bound), so that
     /// [`FitReport::test`] measures the test split with the other ranks.
@@ -472,6 +476,7 @@ impl<M: LearnerModel> Fit<M> {
                 early_stop: options.early_stopping.clone().map(EarlyStop::new),
             },
             config: files.config,
+            host_reads: Vec::new(),
         };
         let last_epoch = run.epochs(
             start.first_epoch,

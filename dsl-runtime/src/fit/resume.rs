@@ -32,8 +32,8 @@ pub(super) struct Start<M> {
 
 /// Settings that may differ on resume without changing what the resumed steps compute: the
 /// last epoch (a run may be extended), where files go, which checkpoints are kept, how much is
-/// printed, and the worker count (batches are built in the same order with any number of
-/// workers).
+/// printed, the worker count (batches are built in the same order with any number of
+/// workers), and how often values are read from the device.
 const MAY_CHANGE: &[&str] = &[
     "epochs",
     "checkpoint",
@@ -47,6 +47,7 @@ const MAY_CHANGE: &[&str] = &[
     "init_from",
     "first_epoch",
     "mlflow",
+    "read_every",
 ];
 
 /// Every setting of `saved` and `current` (run options, then the experiment's own config under

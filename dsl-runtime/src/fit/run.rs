@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use burn::train::LearnerModel;
 
+use super::deferred::Deferred;
 use super::ema::Ema;
 use super::epoch::{EpochOutcome, EpochSink, TrainState};
 use super::finite::non_finite_weights;
@@ -13,7 +14,7 @@ use crate::checkpoint::Within;
 use crate::erased::ModelRef;
 use crate::fit::callback::{Control, RunEnd, RunStart};
 use crate::history::{History, Split};
-use crate::metric::SplitMetric;
+use crate::metric::{SplitMetric, reads};
 use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::output::{console, plot};
@@ -31,6 +32,8 @@ pub(super) struct ActiveRun<'a, M: LearnerModel> {
     pub features: Features,
     /// `config.json`'s value, handed back in the report.
     pub config: serde_json::Value,
+    /// Host reads of each epoch this process trained and validated.
+    pub host_reads: Vec<u64>,
 }
 
 /// A run's training metrics.
@@ -75,8 +78,20 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             return Ok(last_epoch);
         }
         let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
+        // A callback hears of each step before the next is trained.
+        let read_every = match self.features.callbacks.is_empty() {
+            true => options.read_every,
+            false => 1,
+        };
+        for metric in train_metrics.iter_mut() {
+            metric.defer(read_every);
+        }
+        for metric in valid_metrics.iter_mut() {
+            metric.defer(read_every);
+        }
         for epoch in first_epoch..=options.epochs {
             let started = Instant::now();
+            let reads_before = reads::so_far();
             self.features.epoch_start(&mut Edge {
                 epoch,
                 state: &mut self.state,
@@ -93,6 +108,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 progress: &mut self.progress,
                 limits: (options.limit_train_batches, options.limit_valid_batches),
                 callbacks: &mut self.features.callbacks,
+                deferred: Deferred::new(read_every),
             };
             let done = within.take().map_or(0, |within| within.batches);
             let trained = self.state.train_epoch(
@@ -125,6 +141,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             if !validated {
                 return Err(self.interrupted(epoch, step, None));
             }
+            self.host_reads.push(reads::so_far() - reads_before);
             self.flush()?;
             self.progress.epoch_end(|| {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
@@ -240,7 +257,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
                 "\noutput to the terminal was dropped: stdout or stderr was closed (a closed pipe); metrics.csv holds every value\n",
             );
         }
-        let written = self.write_summary(&summary);
+        let written = self.write_summary(&format!("{summary}{}", self.reads_line()));
         if let Some(saving) = saving {
             saving.writer.finish()?;
         }
@@ -266,10 +283,31 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             test: None,
             stopped: stop,
             config: std::mem::take(&mut self.config),
+            host_reads: std::mem::take(&mut self.host_reads),
             measured_together: self.state.parallel.as_ref().map(|parallel| {
                 Box::new(parallel.valid.codec()) as Box<dyn std::any::Any + Send + Sync>
             }),
         })
+    }
+
+    /// `summary.md`'s line on host reads: each epoch's, and how many steps one read takes.
+    fn reads_line(&self) -> String {
+        let Some(most) = self.host_reads.iter().max() else {
+            return String::new();
+        };
+        let least = self.host_reads.iter().min().unwrap_or(most);
+        let every = match self.features.callbacks.is_empty() {
+            true => self.options.read_every,
+            false => 1,
+        };
+        let per_epoch = match least == most {
+            true => format!("{most}"),
+            false => format!("{least} to {most}"),
+        };
+        format!(
+            "\nhost reads: {per_epoch} per epoch (losses read {every} step{} at a time: `--read-every`)\n",
+            if every == 1 { "" } else { "s" }
+        )
     }
 
     /// `summary.md` and `curves.svg`.

@@ -41,6 +41,7 @@ impl BatchValue for Result<(f64, usize), TensorReadError> {
 
 impl BatchValue for (Tensor<1>, usize) {
     fn read(self) -> Result<(f64, usize), TensorReadError> {
+        super::reads::count();
         Ok((self.0.try_into_scalar::<f64>()?, self.1))
     }
 }

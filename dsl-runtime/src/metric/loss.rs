@@ -41,6 +41,12 @@ pub struct SampleLoss {
     /// Samples over the epoch's batches.
     samples: usize,
     last: f32,
+    /// Batches read at a time (1: each on update); see [`SampleLoss::defer`].
+    every: usize,
+    /// Losses fed and still on the device, with their sample counts, in order.
+    pending: Vec<(Tensor<1>, usize)>,
+    /// Losses read and not yet taken by the fit loop.
+    taken: Vec<f32>,
 }
 
 /// What a checkpoint inside an epoch carries of [`SampleLoss`]: its sums, exact in JSON.
@@ -57,13 +63,67 @@ impl Default for SampleLoss {
             sum: 0.0,
             samples: 0,
             last: f32::NAN,
+            every: 1,
+            pending: Vec::new(),
+            taken: Vec::new(),
         }
     }
 }
 
 impl SampleLoss {
-    /// This epoch's sums so far, for a checkpoint inside an epoch.
+    /// Keeps each batch's loss on the device and reads `every` of them in one transfer: on a
+    /// GPU a read per step would wait for the device every step. The sums take the values in
+    /// the order fed, the same arithmetic as reading each on update, so every bit is the same.
+    pub(crate) fn defer(&mut self, every: usize) {
+        self.every = every.max(1);
+    }
+
+    /// Whether losses are read later, in one transfer for several batches.
+    pub(crate) fn deferring(&self) -> bool {
+        self.every > 1
+    }
+
+    /// Losses fed and not yet taken.
+    pub(crate) fn deferred(&self) -> usize {
+        self.pending.len() + self.taken.len()
+    }
+
+    /// The losses fed since the last call, in order, reading what is still on the device.
+    pub(crate) fn take_deferred(&mut self) -> Result<Vec<f64>, TensorReadError> {
+        self.transfer()?;
+        Ok(self.taken.drain(..).map(f64::from).collect())
+    }
+
+    /// Reads the pending losses in one transfer and adds them to the sums, in order.
+    fn transfer(&mut self) -> Result<(), TensorReadError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let (losses, samples): (Vec<_>, Vec<_>) = self.pending.drain(..).unzip();
+        let values = Tensor::cat(losses, 0).try_into_vec_as::<f32>()?;
+        super::reads::count();
+        for (value, samples) in values.into_iter().zip(samples) {
+            self.add(value, samples);
+        }
+        Ok(())
+    }
+
+    /// One batch's loss into the sums.
+    fn add(&mut self, value: f32, samples: usize) {
+        self.last = value;
+        if samples > 0 {
+            self.sum += f64::from(value) * samples as f64;
+            self.samples += samples;
+        }
+        if self.deferring() {
+            self.taken.push(value);
+        }
+    }
+
+    /// This epoch's sums so far, for a checkpoint inside an epoch (the fit loop takes the
+    /// deferred losses first).
     pub(crate) fn carry(&self) -> serde_json::Value {
+        debug_assert!(self.pending.is_empty(), "losses left on the device");
         serde_json::json!(Carried {
             sum: self.sum,
             samples: self.samples,
@@ -107,10 +167,15 @@ impl Metric for SampleLoss {
             [1] => input.loss.clone(),
             _ => input.loss.clone().mean(),
         };
-        self.last = loss.try_into_scalar::<f32>()?;
-        if input.samples > 0 {
-            self.sum += f64::from(self.last) * input.samples as f64;
-            self.samples += input.samples;
+        if self.deferring() {
+            self.pending.push((loss, input.samples));
+            if self.pending.len() >= self.every {
+                self.transfer()?;
+            }
+        } else {
+            let value = loss.try_into_scalar::<f32>()?;
+            super::reads::count();
+            self.add(value, input.samples);
         }
         // Burn's metrics format a display string on every update for its renderers. The fit
         // loop reads values, not strings, and on small models that formatting was a visible
@@ -119,6 +184,8 @@ impl Metric for SampleLoss {
     }
 
     fn compute(&mut self) -> Result<SerializedEntry, TensorReadError> {
+        // The epoch's value takes every loss, those still on the device too.
+        self.transfer()?;
         // As in `update`: the fit loop reads `final_value`, not the display string.
         Ok(SerializedEntry::new(String::new(), String::new()))
     }
@@ -127,6 +194,8 @@ impl Metric for SampleLoss {
         self.sum = 0.0;
         self.samples = 0;
         self.last = f32::NAN;
+        self.pending.clear();
+        self.taken.clear();
     }
 }
 

@@ -5,6 +5,7 @@ mod catalog;
 mod function;
 mod loss;
 mod on_step;
+pub(crate) mod reads;
 mod tracked;
 
 pub use catalog::*;

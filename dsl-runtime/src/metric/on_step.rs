@@ -60,4 +60,16 @@ impl<O, P> SplitMetric<P> for OnStep<O, P> {
     fn restore(&mut self, carried: &serde_json::Value) -> Result<(), RestoreError> {
         self.inner.restore(carried)
     }
+
+    fn defer(&mut self, every: usize) -> bool {
+        self.inner.defer(every)
+    }
+
+    fn deferred(&self) -> usize {
+        self.inner.deferred()
+    }
+
+    fn take_deferred(&mut self) -> Result<Vec<f64>, TensorReadError> {
+        self.inner.take_deferred()
+    }
 }

@@ -36,6 +36,20 @@ pub trait SplitMetric<O>: Send {
             metric: self.key().to_owned(),
         })
     }
+    /// Keeps each batch's value on the device, read `every` batches at a time in one transfer
+    /// (`every` ≥ 2); whether this metric can (our loss can; Burn's metrics read on update).
+    fn defer(&mut self, _every: usize) -> bool {
+        false
+    }
+    /// How many batch values were fed and not yet taken by [`SplitMetric::take_deferred`].
+    fn deferred(&self) -> usize {
+        0
+    }
+    /// The batch values fed since the last call, in order; what is still on the device is
+    /// read in one transfer.
+    fn take_deferred(&mut self) -> Result<Vec<f64>, TensorReadError> {
+        Ok(Vec::new())
+    }
 }
 
 /// Why a metric could not take back the state a checkpoint carried for it.
@@ -114,6 +128,12 @@ where
     ) -> Result<Option<f64>, TensorReadError> {
         self.metric.update(&item.adapt(), metadata)?;
         self.updates += 1;
+        let loss: &dyn Any = &self.metric;
+        match loss.downcast_ref::<SampleLoss>() {
+            Some(loss) if loss.deferring() => return Ok(None),
+            Some(_) => {}
+            None => super::reads::count(),
+        }
         Ok(self.metric.value().map(|entry| entry.current()))
     }
 
@@ -135,6 +155,27 @@ where
         let loss: &dyn Any = &self.metric;
         let loss = loss.downcast_ref::<SampleLoss>()?;
         Some(serde_json::json!({ "batches": self.updates, "loss": loss.carry() }))
+    }
+
+    fn defer(&mut self, every: usize) -> bool {
+        let loss: &mut dyn Any = &mut self.metric;
+        loss.downcast_mut::<SampleLoss>()
+            .map(|loss| loss.defer(every))
+            .is_some()
+    }
+
+    fn deferred(&self) -> usize {
+        let loss: &dyn Any = &self.metric;
+        loss.downcast_ref::<SampleLoss>()
+            .map_or(0, SampleLoss::deferred)
+    }
+
+    fn take_deferred(&mut self) -> Result<Vec<f64>, TensorReadError> {
+        let loss: &mut dyn Any = &mut self.metric;
+        match loss.downcast_mut::<SampleLoss>() {
+            Some(loss) => loss.take_deferred(),
+            None => Ok(Vec::new()),
+        }
     }
 
     fn restore(&mut self, carried: &serde_json::Value) -> Result<(), RestoreError> {
@@ -183,6 +224,18 @@ impl<O> SplitMetric<O> for Box<dyn SplitMetric<O>> {
 
     fn restore(&mut self, carried: &serde_json::Value) -> Result<(), RestoreError> {
         self.as_mut().restore(carried)
+    }
+
+    fn defer(&mut self, every: usize) -> bool {
+        self.as_mut().defer(every)
+    }
+
+    fn deferred(&self) -> usize {
+        self.as_ref().deferred()
+    }
+
+    fn take_deferred(&mut self) -> Result<Vec<f64>, TensorReadError> {
+        self.as_mut().take_deferred()
     }
 }
 

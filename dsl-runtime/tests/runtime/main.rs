@@ -11,6 +11,7 @@ mod derives;
 mod ema;
 mod engines;
 mod fine_tuning;
+mod host_reads;
 mod long_run;
 mod macro_equivalence;
 mod module_graph;

@@ -85,6 +85,10 @@ pub struct Args {
     /// Validate on at most N batches per epoch.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit_valid_batches: Option<u64>,
+    /// Read training losses from the device N steps at a time, in one transfer (default 32;
+    /// 1: every step). Every step still reaches metrics.csv; the progress bar moves at reads.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub read_every: Option<u64>,
     /// No progress bar, no epoch lines, no summary.
     #[arg(long)]
     pub quiet: bool,
@@ -157,6 +161,9 @@ impl Args {
         }
         if let Some(n) = self.limit_valid_batches {
             options.limit_valid_batches = Some(n as usize);
+        }
+        if let Some(n) = self.read_every {
+            options.read_every = n as usize;
         }
         options.quiet |= self.quiet;
         options.resume_changed |= self.resume_changed;
