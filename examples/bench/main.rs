@@ -110,7 +110,7 @@ const TASKS: [&str; 5] = ["small", "small-long", "medium", "large", "loader-boun
 
 fn variants(task: &str) -> &'static [&'static str] {
     match task {
-        "medium" => &["hand", "ours", "learner", "hand+malloc", "ours-untuned"],
+        "medium" => &["hand", "ours", "learner", "hand+malloc", "ours-untuned", "ours-read-1"],
         "large" => &["hand", "ours", "learner", "ours-nockpt"],
         "loader-bound" => &["ours-w0", "ours-w2", "compute-only", "io-w0", "io-w2"],
         _ => &["hand", "ours", "learner", "ours-nockpt"],
@@ -200,7 +200,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
                 DigitBatcher::default(),
             ))
         }
-        ("medium", "ours" | "ours-untuned") | ("loader-bound", "compute-only") => {
+        ("medium", "ours" | "ours-untuned" | "ours-read-1") | ("loader-bound", "compute-only") => {
             if variant != "ours-untuned" {
                 dsl_runtime::app::cli::tune_allocator();
             }
@@ -208,7 +208,13 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
                 artifacts,
                 ..MediumRun::config()
             };
-            ours_medium(MediumRun::with_options(config, &device, quiet))
+            // `ours-read-1`: the loss read every step, as before reads were deferred.
+            ours_medium(MediumRun::with_options(config, &device, |o| {
+                quiet(o);
+                if variant == "ours-read-1" {
+                    o.read_every = 1;
+                }
+            }))
         }
         ("medium", "learner") => {
             let (train, valid) = medium_data();
