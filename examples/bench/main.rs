@@ -110,7 +110,14 @@ const TASKS: [&str; 5] = ["small", "small-long", "medium", "large", "loader-boun
 
 fn variants(task: &str) -> &'static [&'static str] {
     match task {
-        "medium" => &["hand", "ours", "learner", "hand+malloc", "ours-untuned", "ours-read-1"],
+        "medium" => &[
+            "hand",
+            "ours",
+            "learner",
+            "hand+malloc",
+            "ours-untuned",
+            "ours-read-1",
+        ],
         "large" => &["hand", "ours", "learner", "ours-nockpt"],
         "loader-bound" => &["ours-w0", "ours-w2", "compute-only", "io-w0", "io-w2"],
         _ => &["hand", "ours", "learner", "ours-nockpt"],
