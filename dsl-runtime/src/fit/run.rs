@@ -78,11 +78,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             return Ok(last_epoch);
         }
         let steps_per_epoch = loaders.train.num_items().div_ceil(options.batch_size);
-        // A callback hears of each step before the next is trained.
-        let read_every = match self.features.callbacks.is_empty() {
-            true => options.read_every,
-            false => 1,
-        };
+        let read_every = self.read_every();
         for metric in train_metrics.iter_mut() {
             metric.defer(read_every);
         }
@@ -290,16 +286,22 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         })
     }
 
+    /// Training steps read at a time: `read_every`, or each step when a callback must hear
+    /// of it before the next is trained.
+    fn read_every(&self) -> usize {
+        match self.features.callbacks.is_empty() {
+            true => self.options.read_every,
+            false => 1,
+        }
+    }
+
     /// `summary.md`'s line on host reads: each epoch's, and how many steps one read takes.
     fn reads_line(&self) -> String {
         let Some(most) = self.host_reads.iter().max() else {
             return String::new();
         };
         let least = self.host_reads.iter().min().unwrap_or(most);
-        let every = match self.features.callbacks.is_empty() {
-            true => self.options.read_every,
-            false => 1,
-        };
+        let every = self.read_every();
         let per_epoch = match least == most {
             true => format!("{most}"),
             false => format!("{least} to {most}"),
