@@ -170,18 +170,20 @@ pub fn step_function(
     };
     let output = quote::quote_spanned!(inner=> __dsl_output);
     let checks = starved(&output);
-    let mut returned = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, output.clone());
-    returned.set_span(whole);
+    let mut lint = TokenStream::new();
     if !checks.is_empty() {
+        let mut returned = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, output);
+        returned.set_span(whole);
         body = quote!({
             let __dsl_output = #body;
             #(#checks)*
             #returned
         });
+        lint = quote!(#[allow(unused_parens)]);
     }
     let config = user_config();
     quote! {
-        #[allow(unused_parens)]
+        #lint
         fn #name(
             #model_pat: &#model_ty,
             #batch_pat: #batch_ty,

@@ -61,8 +61,8 @@ impl<O, P> SplitMetric<P> for OnStep<O, P> {
         self.inner.restore(carried)
     }
 
-    fn defer(&mut self, every: usize) -> bool {
-        self.inner.defer(every)
+    fn defer(&mut self, every: usize) {
+        self.inner.defer(every);
     }
 
     fn deferred(&self) -> usize {

@@ -37,10 +37,8 @@ pub trait SplitMetric<O>: Send {
         })
     }
     /// Keeps each batch's value on the device, read `every` batches at a time in one transfer
-    /// (`every` ≥ 2); whether this metric can (our loss can; Burn's metrics read on update).
-    fn defer(&mut self, _every: usize) -> bool {
-        false
-    }
+    /// (`every` ≥ 2), where this metric can (our loss can; Burn's metrics read on update).
+    fn defer(&mut self, _every: usize) {}
     /// How many batch values were fed and not yet taken by [`SplitMetric::take_deferred`].
     fn deferred(&self) -> usize {
         0
@@ -157,11 +155,11 @@ where
         Some(serde_json::json!({ "batches": self.updates, "loss": loss.carry() }))
     }
 
-    fn defer(&mut self, every: usize) -> bool {
+    fn defer(&mut self, every: usize) {
         let loss: &mut dyn Any = &mut self.metric;
-        loss.downcast_mut::<SampleLoss>()
-            .map(|loss| loss.defer(every))
-            .is_some()
+        if let Some(loss) = loss.downcast_mut::<SampleLoss>() {
+            loss.defer(every);
+        }
     }
 
     fn deferred(&self) -> usize {
@@ -226,8 +224,8 @@ impl<O> SplitMetric<O> for Box<dyn SplitMetric<O>> {
         self.as_mut().restore(carried)
     }
 
-    fn defer(&mut self, every: usize) -> bool {
-        self.as_mut().defer(every)
+    fn defer(&mut self, every: usize) {
+        self.as_mut().defer(every);
     }
 
     fn deferred(&self) -> usize {
