@@ -47,6 +47,8 @@ pub struct Experiment {
     pub lora: Option<LoraKey>,
     /// `gradient_checkpointing: true`.
     pub gradient_checkpointing: Option<syn::LitBool>,
+    /// `precision: f32 | bf16 | f16`.
+    pub precision: Option<Ident>,
     /// `groups: { fc1: lr(1e-4), .. }`: module paths with their own base learning rate.
     pub groups: Option<Vec<(String, Span, Number)>>,
     /// `engine: ours | burn`.
@@ -87,6 +89,11 @@ impl Experiment {
     /// The hyperparameter `name`, if declared.
     pub fn hparam(&self, name: &str) -> Option<&Hparam> {
         self.hparams().iter().find(|h| h.name == name)
+    }
+
+    /// `precision`, where it names a 16-bit type (`bf16`, `f16`).
+    pub fn low_precision(&self) -> Option<&Ident> {
+        self.precision.as_ref().filter(|p| *p != "f32")
     }
 
     /// Whether the experiment can run on Burn's engine (one of its keys is present); only then
@@ -131,6 +138,7 @@ impl Default for Experiment {
             ema_on: None,
             groups: None,
             gradient_checkpointing: None,
+            precision: None,
             lora: None,
             engine: None,
             strategy: None,

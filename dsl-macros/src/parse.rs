@@ -400,6 +400,7 @@ fn top_level(
                 )
             })?)
         }
+        "precision" => exp.precision = Some(precision(input)?),
         "engine" => exp.engine = Some(choice(input, "engine", &["ours", "burn"])?),
         "strategy" => exp.strategy = Some(choice(input, "strategy", &["single", "multi", "ddp"])?),
         "data_parallel" => exp.data_parallel = Some(choice(input, "data_parallel", &["mpi"])?),
@@ -435,6 +436,7 @@ const UNQUOTED: &[&str] = &[
     "strategy",
     "data_parallel",
     "gradient_checkpointing",
+    "precision",
 ];
 
 /// The value of a key misspelt into its neighbour (`optimizer: { .. }`, `step: [..]`), read
@@ -1727,6 +1729,69 @@ fn resume(input: ParseStream) -> syn::Result<ResumeFrom> {
 }
 
 /// One word out of `allowed`.
+/// `precision`'s value. Other trainers' spellings are answered with ours: Lightning's `16`,
+/// `"bf16-mixed"`, Hugging Face's `fp16`, Keras's `mixed_float16`, PyTorch's `half`.
+fn precision(input: ParseStream) -> syn::Result<Ident> {
+    const OURS: &[&str] = &["f32", "bf16", "f16"];
+    /// Ours for a word of theirs (`-` and `_` alike).
+    fn ours(theirs: &str) -> Option<&'static str> {
+        Some(match theirs.replace('-', "_").as_str() {
+            "32" | "32_true" | "fp32" | "float32" | "full" => "f32",
+            "bf16" | "bf16_mixed" | "bfloat16" | "mixed_bfloat16" => "bf16",
+            "16" | "16_mixed" | "f16" | "fp16" | "float16" | "half" | "mixed_float16" => "f16",
+            _ => return None,
+        })
+    }
+    let fix = |span: Span, theirs: &str, ours: &str| {
+        syn::Error::new(
+            span,
+            format!("`{theirs}` is written `{ours}` here\nhelp: write `precision: {ours}`"),
+        )
+    };
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        return Err(match ours(&lit.value()) {
+            Some(ours) => syn::Error::new(
+                lit.span(),
+                format!("`precision` is written without quotes\nhelp: write `precision: {ours}`"),
+            ),
+            None => syn::Error::new(
+                lit.span(),
+                "`precision` is a word without quotes\nhelp: write `precision: bf16` (or `f32`, `f16`)",
+            ),
+        });
+    }
+    // A number (`16`) or a word, and Lightning's `-mixed` after it.
+    let (text, span) = match input.parse::<syn::LitInt>() {
+        Ok(number) => (number.base10_digits().to_owned(), number.span()),
+        Err(_) => {
+            let word: Ident = input.parse()?;
+            if OURS.iter().any(|o| word == o) && !input.peek(Token![-]) {
+                return Ok(word);
+            }
+            (word.to_string(), word.span())
+        }
+    };
+    let text = match input.peek(Token![-]) {
+        true => {
+            input.parse::<Token![-]>()?;
+            format!("{text}-{}", Ident::parse_any(input)?)
+        }
+        false => text,
+    };
+    if let Some(ours) = ours(&text) {
+        return Err(fix(span, &text, ours));
+    }
+    let help = match dsl_vocabulary::one_edit_from(&text, OURS) {
+        Some(near) => format!("write `precision: {near}`"),
+        None => "use one of f32, bf16, f16 (f16 scales the loss)".to_owned(),
+    };
+    Err(syn::Error::new(
+        span,
+        format!("unknown precision `{text}`\nhelp: {help}"),
+    ))
+}
+
 fn choice(input: ParseStream, key: &str, allowed: &[&str]) -> syn::Result<Ident> {
     let word: Ident = input.parse()?;
     if allowed.iter().any(|a| word == a) {

@@ -514,7 +514,16 @@ fn module_path(path: &str, span: Span, errors: &mut Errors) {
 
 /// A data-parallel step already sums one batch per rank: the run equals one process with
 /// `grad_accumulation` set to the number of ranks, so the two keys together have no meaning.
+/// Mixed precision is not implemented on the ranks' exchange yet.
 fn data_parallel_steps(exp: &Experiment, errors: &mut Errors) {
+    if let (Some(_), Some(precision)) = (&exp.data_parallel, exp.low_precision()) {
+        err(
+            errors,
+            precision.span(),
+            "`precision` is not supported with `data_parallel` yet",
+            "remove `precision` to train data-parallel in f32, or remove `data_parallel`",
+        );
+    }
     if let (Some(_), Some(accumulation)) = (&exp.data_parallel, &exp.grad_accumulation)
         && accumulation.value > 1.0
     {
@@ -555,6 +564,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
                 .as_ref()
                 .filter(|b| b.value)
                 .map(|b| b.span),
+            "precision" => exp.low_precision().map(Ident::span),
             other => unreachable!("`{other}` of OURS_ONLY has no span here"),
         };
         if let Some(at) = at {
@@ -1519,6 +1529,7 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
         ),
         ("lora", exp.lora.as_ref().map(|l| l.span)),
         ("lr", exp.lr.as_ref().map(|n| n.span)),
+        ("precision", exp.low_precision().map(Ident::span)),
     ];
     for (key, span) in unsupported {
         if let Some(span) = span {

@@ -96,6 +96,7 @@ mod via_value;
 // Inside the crate every path is the real one (`crate::fit::Fit`, never `crate::Fit`), so the
 // module graph does not route through this file (`tests/runtime/module_graph.rs`).
 pub use config::options::FitOptions;
+pub use config::precision::Precision;
 pub use dsl_macros::{Batch, StepOutput, training};
 pub use error::{FitError, SettingError};
 pub use fit::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
@@ -103,7 +104,7 @@ pub use fit::{Data, Fit, FitReport};
 pub use history::{History, Series, Split};
 pub use inference::evaluate::Evaluation;
 /// The trait a step output implements (also the name of its derive): errors name it here.
-pub use model::contract::StepOutput;
+pub use model::contract::{CastFloats, StepOutput};
 /// The RNG crate of augmentation (`loader: { augment: |item, rng| .. }`).
 pub use rand;
 
@@ -114,7 +115,7 @@ pub mod prelude {
     pub use crate::history::{History, Split};
     pub use crate::inference::evaluate::Evaluation;
     pub use crate::metric;
-    pub use crate::model::contract::StepOutput;
+    pub use crate::model::contract::{CastFloats, StepOutput};
     pub use crate::{config::options::FitOptions, error::FitError};
     pub use dsl_macros::{Batch, StepOutput, training};
 }
@@ -127,6 +128,7 @@ pub mod __private {
     pub use crate::app::verify;
     pub use crate::checkpoint::{Policy, Resume};
     pub use crate::config::device;
+    pub use crate::config::precision::Precision;
     pub use crate::config::spec::{
         EarlyStopping, GradClip, GroupLr, LoraSpec, NamedOptimizer, OptimizerSpec, Schedule,
         optimizer_steps,
@@ -143,8 +145,8 @@ pub mod __private {
     pub use crate::inference::predict::{predict, write_predictions};
     pub use crate::metric;
     pub use crate::model::contract::{
-        Measurable, MeasurableBy, SharedBatcher, Sources, StepOutput, Yields, confusion_input,
-        for_expressions, never_fed, train_output,
+        CastFloats, CastProbe, Casts, Measurable, MeasurableBy, NoCasts, SharedBatcher, Sources,
+        StepOutput, Yields, confusion_input, for_expressions, never_fed, train_output,
     };
     pub use crate::model::placement;
     pub use crate::model::tuning;

@@ -24,6 +24,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "groups",
     "lora",
     "gradient_checkpointing",
+    "precision",
     "ema",
     "ema_on",
     "device",

@@ -54,4 +54,8 @@ pub const OURS_ONLY: &[OursOnly] = &[
         key: "gradient_checkpointing",
         needs: "gradient checkpointing needs",
     },
+    OursOnly {
+        key: "precision",
+        needs: "mixed precision needs",
+    },
 ];

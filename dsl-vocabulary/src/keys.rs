@@ -229,6 +229,13 @@ pub const KEYS: &[Key] = &[
         example: "gradient_checkpointing: true",
     },
     Key {
+        name: "precision",
+        required: "no",
+        form: "`f32`, `bf16`, or `f16` (with dynamic loss scaling): the float type of each step's forward and backward passes and of validation; the weights the optimizer steps, its state, checkpoints and `--export` stay f32; the batch's float tensors are cast (`#[derive(Batch)]` batches, or a batch implementing `CastFloats`); not with `steps`, `data_parallel` or Burn's engine",
+        default: "`f32`",
+        example: "precision: bf16",
+    },
+    Key {
         name: "device",
         required: "no",
         form: r#"`"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature"#,

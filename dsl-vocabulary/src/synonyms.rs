@@ -101,6 +101,24 @@ pub const KEYS: &[Synonym] = &[
         "`grad_accumulation: 4`",
     ),
     word(
+        "fp16",
+        HUGGING_FACE,
+        "precision",
+        "`precision: f16`, or `--precision f16`",
+    ),
+    word(
+        "bf16",
+        HUGGING_FACE,
+        "precision",
+        "`precision: bf16`, or `--precision bf16`",
+    ),
+    word(
+        "mixed_precision",
+        HUGGING_FACE,
+        "precision",
+        "`precision: bf16` (or `f16`), or `--precision bf16`",
+    ),
+    word(
         "learning_rate",
         KERAS,
         "lr",

@@ -303,7 +303,7 @@ impl EntryBodies {
             predict_saved: predict_saved(exp, l),
             export: quote! {
                 let (_, #model_var) = Self::load_best_with(#config, device)?;
-                #Rt::export_safetensors(&#model_var, path)?;
+                #Rt::weights::export_safetensors_as(&#model_var, path, #config.precision)?;
                 ::core::result::Result::Ok(path.to_owned())
             },
             sweep: sweep(exp, snake),
@@ -397,6 +397,22 @@ fn with_options(
         quote!(::core::clone::Clone::clone(&#config)),
     );
     let add_steps = exp.steps.as_ref().map(|_| quote!(.steps(#steps)));
+    // How a 16-bit run casts its batches: the batch's `CastFloats` where it has one, so that
+    // `--precision` works on any experiment whose batch can be cast; with the key written,
+    // a batch without it is an error at the key (`precision_check`).
+    let batch_ty = &step.batch_ty;
+    let casts = quote! {{
+        use #Rt::{Casts as _, NoCasts as _};
+        (&#Rt::CastProbe::<#batch_ty>::new()).casts()
+    }};
+    let precision_check = exp.low_precision().map(|key| {
+        let f = Ident::new("precision", key.span());
+        let cast_floats = respan(quote!(#Rt::CastFloats), key.span());
+        quote_spanned! {key.span()=>
+            fn #f<B: #cast_floats>() {}
+            #f::<#batch_ty>();
+        }
+    });
     // The run's calls are bounded by the step output too: at the output type, like the step impls.
     let fit = respan(
         quote! {
@@ -405,6 +421,7 @@ fn with_options(
                 .options(#options)
                 .hyperparameters(&#config)
                 .provenance(#provenance)
+                .batch_casts(#casts, #casts)
         },
         step.output_ty.span(),
     );
@@ -490,6 +507,7 @@ fn with_options(
     };
     quote! {
         #(#check)*
+        #precision_check
         if let ::core::option::Option::Some(seed) = #config.seed {
             #Rt::placement::seed_devices(device, seed);
         }

@@ -253,6 +253,16 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             },
         ),
         ConfigKey::new(
+            "precision",
+            "The float type of each step's forward and backward passes and of validation: `f32`, `bf16` or `f16` (loss-scaled); the optimizer steps f32 weights.",
+            quote!(#Rt::Precision),
+            match exp.precision.as_ref().map(ToString::to_string).as_deref() {
+                Some("bf16") => quote!(#Rt::Precision::Bf16),
+                Some("f16") => quote!(#Rt::Precision::F16),
+                _ => quote!(#Rt::Precision::F32),
+            },
+        ),
+        ConfigKey::new(
             "ema",
             "Decay of a moving average of the weights, which validation, `best` and loading use; `None`: no average.",
             option(quote!(f64)),

@@ -127,6 +127,9 @@ pub struct SavedState {
     /// What each callback saved (`Callback::save`), in the run's order; empty when none saves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub callbacks: Vec<serde_json::Value>,
+    /// An f16 run's loss scale (`precision: f16`), which the next steps continue from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<crate::fit::precision::LossScale>,
 }
 
 /// The part of an epoch an interrupted run completed.

@@ -4,4 +4,5 @@
 
 pub mod device;
 pub(crate) mod options;
+pub mod precision;
 pub mod spec;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use dsl_vocabulary::bounds;
 
 use crate::checkpoint::{Policy, Resume};
+use crate::config::precision::Precision;
 use crate::config::spec::{EarlyStopping, GradClip, LoraSpec, PlateauRule};
 use crate::error::FitError;
 use crate::error::SettingError;
@@ -112,6 +113,10 @@ pub struct FitOptions {
     /// with callbacks reads every step.
     #[serde(default = "read_every")]
     pub read_every: usize,
+    /// The float type of the forward and backward passes and of validation (`precision`):
+    /// the optimizer steps f32 weights whatever it is. Not written when f32.
+    #[serde(default, skip_serializing_if = "Precision::is_f32")]
+    pub precision: Precision,
 }
 
 /// [`FitOptions::read_every`]'s default.
@@ -154,6 +159,7 @@ impl Default for FitOptions {
             ranks: None,
             mlflow: None,
             read_every: READ_EVERY,
+            precision: Precision::F32,
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Turning datasets into batches: epoch order and deterministic prefetching.
 
 mod augment;
+mod cast;
 mod ints;
 mod loader;
 mod order;
 mod splits;
 
 pub use augment::{Augment, AugmentFn, AugmentRng};
+pub(crate) use cast::casting;
 pub use ints::checked_ints;
 pub(crate) use loader::Shard;
 pub use loader::{DataError, EpochBatches, Loader};

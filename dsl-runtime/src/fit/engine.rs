@@ -250,6 +250,7 @@ where
         "lora" => options.lora.is_some(),
         "ema" => options.ema.is_some(),
         "gradient_checkpointing" => options.gradient_checkpointing,
+        "precision" => !options.precision.is_f32(),
         "lr_schedule" => options.plateau.is_some(),
         "augment" => data.augment.is_some(),
         // Code too: the macro refuses `data_parallel` beside an engine key.

@@ -9,6 +9,7 @@ use super::clip::{clip_error, clip_global_norm, clip_sharded};
 use super::deferred::{self, Cell, Deferred};
 use super::draws::Draws;
 use super::ema::Ema;
+use super::precision::LowPrecision;
 use super::steps::Steps;
 use super::{TrainOutputOf, ValidOutputOf};
 use crate::data::{DataError, Loader, Shard};
@@ -190,6 +191,8 @@ pub(super) struct TrainState<M: LearnerModel> {
     /// The steps of a several-optimizer experiment, played on each batch in place of
     /// `TrainStep::step`.
     pub steps: Option<Steps<M>>,
+    /// A run in bf16 or f16: the steps run on a 16-bit copy of `model`.
+    pub precision: Option<LowPrecision>,
 }
 
 /// A data-parallel run's exchanges (training steps, validation outputs), and its generic code.
@@ -265,6 +268,7 @@ impl<M: LearnerModel> TrainState<M> {
             parallel: None,
             draws: None,
             steps: None,
+            precision: None,
         }
     }
 
@@ -308,6 +312,7 @@ impl<M: LearnerModel> TrainState<M> {
         let Some(mut parallel) = self.parallel.take() else {
             return valid_epoch(
                 self.evaluated(),
+                self.precision.as_ref(),
                 loader,
                 metrics,
                 series,
@@ -449,7 +454,10 @@ impl<M: LearnerModel> TrainState<M> {
                 }
                 continue;
             }
-            let output = TrainStep::step(&self.model, batch);
+            let output = match &self.precision {
+                Some(low) => low.step(&self.model, batch).map_err(FitError::Setting)?,
+                None => TrainStep::step(&self.model, batch),
+            };
             let grads = match self.grad_accumulation {
                 None => Some(output.grads),
                 Some(n) => {
@@ -461,10 +469,10 @@ impl<M: LearnerModel> TrainState<M> {
                     })
                 }
             };
-            let stepped = grads.is_some();
-            if let Some(grads) = grads {
-                self.apply(grads, None)?;
-            }
+            let stepped = match grads {
+                Some(grads) => self.apply(grads, None)?,
+                None => false,
+            };
             let item = output.item.sync()?;
             let metadata = MetricMetadata {
                 progress: batches.progress(),
@@ -495,12 +503,24 @@ impl<M: LearnerModel> TrainState<M> {
 
     /// One optimizer step with `grads`: clipping, the learning-rate step, the update, the
     /// moving average. On a rank of a data-parallel run (`parallel`), `grads` are those of the
-    /// parameters it owns, which it alone steps and then sends to the other ranks.
+    /// parameters it owns, which it alone steps and then sends to the other ranks. `false`
+    /// when an f16 run skips the step because its gradients overflowed.
     fn apply(
         &mut self,
         grads: GradientsParams,
         mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
-    ) -> Result<(), FitError> {
+    ) -> Result<bool, FitError> {
+        if let Some(low) = &mut self.precision
+            && !low
+                .admits(ModelRef::new(&self.model), &grads)
+                .map_err(|source| FitError::Metric {
+                    split: Split::Train,
+                    metric: "precision".to_owned(),
+                    source,
+                })?
+        {
+            return Ok(false);
+        }
         self.next_lr();
         self.update(grads, parallel.as_deref_mut())?;
         if let Some(parallel) = parallel {
@@ -509,7 +529,7 @@ impl<M: LearnerModel> TrainState<M> {
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The rate of the next optimizer step: the scheduler's, times a plateau's factor.
@@ -725,6 +745,7 @@ impl<M: LearnerModel> TrainState<M> {
             for (k, item) in exchanged.items.iter().enumerate() {
                 // As in one process: the step after the group's last batch, before its metrics.
                 if k == last {
+                    // Never skipped: a data-parallel run computes in f32 (`precision_supported`).
                     self.apply(grads.take().expect("once"), Some(&mut *parallel))?;
                 }
                 let index = done + position + k + 1;
@@ -761,9 +782,11 @@ fn valid_epoch_parallel<M: LearnerModel>(
 }
 
 /// One pass over the validation split with the model in inference mode, on the non-autodiff
-/// device: no graph is recorded. `false` when Ctrl-C/SIGTERM stopped it (`interruptible`).
+/// device: no graph is recorded; in a 16-bit run (`low`), with its weights in that precision.
+/// `false` when Ctrl-C/SIGTERM stopped it (`interruptible`).
 fn valid_epoch<M, I>(
     model: &M,
+    low: Option<&LowPrecision>,
     loader: &Loader<I, <M as InferenceStep>::Input>,
     metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
     series: &[usize],
@@ -775,8 +798,13 @@ where
     I: Send + Sync + 'static,
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
+    let model = model.valid();
+    let model = match low {
+        Some(low) => low.inference(&model),
+        None => model,
+    };
     if !infer(
-        &model.valid(),
+        &model,
         batches,
         (Split::Valid, ctx.epoch),
         metrics,

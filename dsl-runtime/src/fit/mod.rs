@@ -11,6 +11,7 @@ pub(crate) mod epoch;
 mod finite;
 mod freeze;
 mod hooks;
+pub mod precision;
 mod recompute;
 mod resume;
 pub(crate) use resume::changes as setting_changes;
@@ -48,6 +49,7 @@ use crate::parallel::step::{Outputs, Parallel};
 use crate::parallel::{ItemCodec, ParallelError};
 use crate::provenance::Provenance;
 use early_stop::EarlyStop;
+use precision::{CastFn, LowPrecision};
 use ema::Ema;
 use epoch::{DataParallel, ParallelCode, TrainState};
 use freeze::Freeze;
@@ -81,6 +83,14 @@ pub struct Fit<M: LearnerModel> {
     parallel: Option<ParallelSetup<M>>,
     optimize: Optimize<M>,
     steps: Option<Steps<M>>,
+    casts: BatchCasts<M>,
+}
+
+/// How the training and the validation batches are cast to a 16-bit precision, where the
+/// batch types can be ([`Fit::batch_casts`]).
+struct BatchCasts<M: LearnerModel> {
+    train: Option<CastFn<<M as TrainStep>::Input>>,
+    valid: Option<CastFn<<M as InferenceStep>::Input>>,
 }
 
 /// What [`Fit::data_parallel`] was given: how step outputs travel, and the code for it.
@@ -228,6 +238,10 @@ impl<M: LearnerModel> Fit<M> {
             parallel: None,
             optimize,
             steps: None,
+            casts: BatchCasts {
+                train: None,
+                valid: None,
+            },
         }
     }
 
@@ -301,6 +315,20 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// How the training and the validation batches are cast to the run's 16-bit precision
+    /// (`FitOptions::precision`): a run in bf16 or f16 needs both, e.g.
+    /// `fit.batch_casts(Some(cast), Some(cast))` with `fn cast(b: Batch, dtype: FloatDType) -> Batch`
+    /// casting each float tensor of the batch; `training!` passes the batch's
+    /// [`CastFloats`](crate::model::contract::CastFloats) where it has one.
+    pub fn batch_casts(
+        mut self,
+        train: Option<CastFn<<M as TrainStep>::Input>>,
+        valid: Option<CastFn<<M as InferenceStep>::Input>>,
+    ) -> Self {
+        self.casts = BatchCasts { train, valid };
+        self
+    }
+
     /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
     /// non-autodiff twin after each epoch.
     ///
@@ -328,6 +356,7 @@ impl<M: LearnerModel> Fit<M> {
             parallel,
             optimize,
             steps,
+            casts,
         } = self;
         let mut callbacks = Callbacks::new(callbacks);
 
@@ -346,6 +375,13 @@ impl<M: LearnerModel> Fit<M> {
                 }
             }
         }
+        let castable = casts.train.is_some() && casts.valid.is_some();
+        precision_supported(
+            &options,
+            device,
+            (steps.is_some(), parallel.is_some()),
+            (castable, std::any::type_name::<<M as TrainStep>::Input>()),
+        )?;
         let group = parallel.as_ref().map(|(group, _)| *group);
         let keys = MetricKeys {
             train: train_metrics.iter().map(|m| m.key().to_owned()).collect(),
@@ -415,7 +451,7 @@ impl<M: LearnerModel> Fit<M> {
 
         // 5. The devices and the loaders.
         let train_device = training_device(device, &options);
-        let loaders = Loaders::new(&options, data, &train_device, group.is_some())?;
+        let loaders = Loaders::new(&options, data, &train_device, group.is_some(), casts)?;
 
         // 6. The training state: the model on its device, the optimizer and its clipping, the
         // moving average, and the exchange with the other ranks.
@@ -459,6 +495,7 @@ impl<M: LearnerModel> Fit<M> {
         state.parallel = parallel;
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
         state.steps = steps.map(|steps| steps.own(&state.model));
+        state.precision = LowPrecision::new(options.precision, start.loss_scale);
 
         // 7. The epochs, then the summary and the report.
         let mut run = ActiveRun {
@@ -519,6 +556,46 @@ fn checked_options<S>(
         None => options,
     };
     Ok((options, parallel))
+}
+
+/// Refuses a 16-bit `precision` the run cannot train in: on a device without the type's
+/// arithmetic, with several optimizers or data-parallel (not supported yet), or with a batch
+/// type (named `batch`) the run cannot cast (`castable`).
+fn precision_supported(
+    options: &FitOptions,
+    device: &Device,
+    (several, parallel): (bool, bool),
+    (castable, batch): (bool, &str),
+) -> Result<(), FitError> {
+    let precision = options.precision;
+    if precision.low().is_none() {
+        return Ok(());
+    }
+    let refuse = |message: String| {
+        Err(FitError::Setting(crate::error::SettingError {
+            option: "precision",
+            message,
+        }))
+    };
+    let name = precision.name();
+    if several {
+        return refuse(format!(
+            "is {name}, which is not supported with several optimizers yet; use f32"
+        ));
+    }
+    if parallel {
+        return refuse(format!(
+            "is {name}, which is not supported with data_parallel yet; use f32"
+        ));
+    }
+    if !castable {
+        return refuse(format!(
+            "is {name}, which casts each batch's float tensors, and the batch type `{batch}` \
+             cannot be cast: build it with #[derive(Batch)] or implement \
+             dsl_runtime::CastFloats for it"
+        ));
+    }
+    precision.check(device).map_err(FitError::Setting)
 }
 
 /// The model before a resume loads into it: its lazy parameters drawn, then `init_from`'s
@@ -814,13 +891,17 @@ where
         data: Data<I, B>,
         train_device: &Device,
         parallel: bool,
+        casts: BatchCasts<M>,
     ) -> Result<Self, FitError>
     where
         B: Batcher<I, <M as TrainStep>::Input> + Batcher<I, <M as InferenceStep>::Input> + 'static,
     {
         let batcher = Arc::new(data.batcher);
+        let low = options.precision.low();
         let train_batcher: Arc<dyn Batcher<I, <M as TrainStep>::Input>> = batcher.clone();
+        let train_batcher = crate::data::casting(train_batcher, casts.train, low);
         let valid_batcher: Arc<dyn Batcher<I, <M as InferenceStep>::Input>> = batcher;
+        let valid_batcher = crate::data::casting(valid_batcher, casts.valid, low);
         let train = Loader::new(
             "train",
             data.train,

@@ -28,6 +28,8 @@ pub(super) struct Start<M> {
     pub changes: Vec<String>,
     /// The checkpoint's record of `metrics.csv`, which the run continues.
     pub metrics: Option<crate::digest::Digest>,
+    /// An f16 run's loss scale when the checkpoint was taken.
+    pub loss_scale: Option<crate::fit::precision::LossScale>,
 }
 
 /// Settings that may differ on resume without changing what the resumed steps compute: the
@@ -126,6 +128,7 @@ pub(super) fn restore<M: LearnerModel>(
         within: None,
         changes: Vec::new(),
         metrics: None,
+        loss_scale: None,
     };
     let Some(resume) = options.resume else {
         return Ok(fresh);
@@ -176,6 +179,7 @@ pub(super) fn restore<M: LearnerModel>(
         within: loaded.state.within,
         changes,
         metrics: Some(loaded.state.metrics),
+        loss_scale: loaded.state.loss_scale,
     })
 }
 

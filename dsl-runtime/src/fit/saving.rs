@@ -160,6 +160,7 @@ impl Saving {
                 hyperparameters: hyperparameters.clone(),
                 within,
                 callbacks: self.callbacks.clone(),
+                loss_scale: state.precision.as_ref().and_then(|low| low.scale),
             },
             Records {
                 model: AnyModule::new(state.model.clone()).record(),

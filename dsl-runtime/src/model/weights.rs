@@ -12,6 +12,7 @@ use burn::tensor::{Bool, BoolStore, Bytes, DType, Int, Tensor};
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 
+use crate::config::precision::Precision;
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::FitError;
 use crate::output::atomic::replace_file;
@@ -23,6 +24,21 @@ use crate::output::atomic::replace_file;
 /// Taken from Burn's record (see [`load_weights`]) and written by [`safetensors_bytes`].
 pub fn export_safetensors<M: Module + 'static>(model: &M, path: &Path) -> Result<(), FitError> {
     export(AnyModule::new(model.clone()), path)
+}
+
+/// [`export_safetensors`] with the float weights in `precision`'s type: f32, the weights as
+/// trained, or a 16-bit copy for inference in that type (`--export` of a `precision: bf16`
+/// experiment, or `--precision`).
+pub fn export_safetensors_as<M: Module + 'static>(
+    model: &M,
+    path: &Path,
+    precision: Precision,
+) -> Result<(), FitError> {
+    let model = AnyModule::new(model.clone());
+    match precision.low() {
+        Some(dtype) => export(crate::fit::precision::cast_weights(model, dtype), path),
+        None => export(model, path),
+    }
 }
 
 fn export(model: AnyModule, path: &Path) -> Result<(), FitError> {

@@ -15,6 +15,7 @@ mod host_reads;
 mod long_run;
 mod macro_equivalence;
 mod module_graph;
+mod precision;
 mod predict_export;
 mod public_surface;
 mod reproduce;

@@ -89,6 +89,11 @@ pub struct Args {
     /// 1: every step). Every step still reaches metrics.csv; the progress bar moves at reads.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub read_every: Option<u64>,
+    /// The float type of each step's forward and backward passes and of validation: `f32`,
+    /// `bf16`, or `f16` (loss-scaled); the weights the optimizer steps, its state and the
+    /// checkpoints stay f32. With `--export`, the type the weights are written in.
+    #[arg(long, value_name = "f32|bf16|f16", value_parser = ["f32", "bf16", "f16"])]
+    pub precision: Option<String>,
     /// No progress bar, no epoch lines, no summary.
     #[arg(long)]
     pub quiet: bool,
@@ -271,6 +276,7 @@ impl Args {
                 "--init-from",
             ),
             ("resume", self.resume.clone(), "--resume"),
+            ("precision", self.precision.clone().map(Value::from), "--precision"),
         ];
         for (key, value, flag) in typed {
             if let Some(value) = value {

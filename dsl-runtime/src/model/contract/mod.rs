@@ -14,7 +14,7 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::tensor::{Device, Int, Tensor, TensorReadError};
+use burn::tensor::{Bool, Device, FloatDType, Int, Tensor, TensorReadError};
 use burn::train::metric::{Adaptor, ConfusionStatsInput, Metric, Numeric};
 use burn::train::{
     ClassificationOutput, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
@@ -260,11 +260,94 @@ pub fn for_expressions<C: Clone + 'static>(config: &C) -> &'static C {
     Box::leak(Box::new(config.clone()))
 }
 
-/// Burn's training output for a step result: back-propagates its loss through `model`.
+/// Burn's training output for a step result: back-propagates its loss through `model`. In an
+/// f16 run the loss is multiplied by the run's loss scale first (`fit::precision`); the loss
+/// the output keeps for the metrics is the unscaled one.
 pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutput<O> {
-    let grads = output.loss().backward();
+    let grads = crate::fit::precision::backward(output.loss());
     TrainOutput::new(model, grads, output)
 }
+
+/// A batch whose float tensors can be cast to a run's 16-bit precision (`precision: bf16`):
+/// `#[derive(Batch)]` implements it; for a batch of your own, cast each float tensor with
+/// `Tensor::cast(dtype)` and leave integer and boolean tensors as they are.
+#[diagnostic::on_unimplemented(
+    message = "the batch `{Self}` cannot be cast to a 16-bit precision",
+    label = "`precision` casts the batch's float tensors",
+    note = "build the batch with `#[derive(Batch)]`, or implement `dsl_runtime::CastFloats` for it: `fn cast_floats(self, dtype: FloatDType) -> Self` casting each float tensor with `.cast(dtype)`"
+)]
+pub trait CastFloats {
+    /// The batch with every float tensor cast to `dtype`.
+    fn cast_floats(self, dtype: FloatDType) -> Self;
+}
+
+impl<const D: usize> CastFloats for Tensor<D> {
+    fn cast_floats(self, dtype: FloatDType) -> Self {
+        self.cast(dtype)
+    }
+}
+
+impl<const D: usize> CastFloats for Tensor<D, Int> {
+    fn cast_floats(self, _: FloatDType) -> Self {
+        self
+    }
+}
+
+impl<const D: usize> CastFloats for Tensor<D, Bool> {
+    fn cast_floats(self, _: FloatDType) -> Self {
+        self
+    }
+}
+
+impl<A: CastFloats, B: CastFloats> CastFloats for (A, B) {
+    fn cast_floats(self, dtype: FloatDType) -> Self {
+        (self.0.cast_floats(dtype), self.1.cast_floats(dtype))
+    }
+}
+
+impl<A: CastFloats, B: CastFloats, C: CastFloats> CastFloats for (A, B, C) {
+    fn cast_floats(self, dtype: FloatDType) -> Self {
+        (
+            self.0.cast_floats(dtype),
+            self.1.cast_floats(dtype),
+            self.2.cast_floats(dtype),
+        )
+    }
+}
+
+/// Chooses, in generated code, the batch's [`CastFloats`] where it has one (`Some`), without
+/// requiring it of experiments that never train in a 16-bit precision: `(&CastProbe::<B>::new()).casts()`.
+pub struct CastProbe<B>(std::marker::PhantomData<B>);
+
+impl<B> CastProbe<B> {
+    /// The probe of the batch type `B`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+/// [`CastProbe`] for a batch with [`CastFloats`].
+pub trait Casts<B> {
+    /// The batch's cast, where it has one.
+    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>>;
+}
+
+impl<B: CastFloats> Casts<B> for CastProbe<B> {
+    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>> {
+        Some(B::cast_floats)
+    }
+}
+
+/// [`CastProbe`] for any other batch: a run asked for 16 bits then says what is missing.
+pub trait NoCasts<B> {
+    /// No cast: the batch type has no [`CastFloats`].
+    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>> {
+        None
+    }
+}
+
+impl<B> NoCasts<B> for &CastProbe<B> {}
 
 /// Burn's confusion-statistics input for logits and class indices, as Burn builds it for
 /// `ClassificationOutput` (one-hot targets), for `#[derive(StepOutput)]` outputs.

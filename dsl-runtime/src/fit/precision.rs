@@ -1,0 +1,273 @@
+//! Mixed precision (`precision: bf16` or `f16`): each step's forward and backward passes in a
+//! 16-bit float type, the weights the optimizer steps, its state and the checkpoints in f32.
+//!
+//! Burn has the 16-bit dtypes and a differentiable `cast`, but no autocast and no master
+//! weights (Burn #5696), so the loop does it. Before each step the f32 weights are cast into a
+//! copy whose parameters are leaves of their own, with the same ids; the batch's float tensors
+//! were cast when it was built ([`CastFn`]); the step runs on the copy, and its gradients are
+//! cast back to f32 for the optimizer. A 16-bit leaf receives exactly the gradient Burn's
+//! differentiable cast would hand back to the f32 weight (its backward casts the gradient
+//! to the input's type), so this is the textbook form; the copy's parameters are made leaves
+//! because `TrainOutput::new` collects gradients from the module the step ran on, and Burn's
+//! autodiff keeps none for the inner nodes a plain cast would make of them.
+//!
+//! With f16, whose smallest normal value is 6.1e-5, the loss is multiplied by a scale before
+//! the backward pass and the gradients divided by it afterwards (PyTorch's `GradScaler`): a
+//! step whose gradients overflowed is skipped and the scale halved; after
+//! [`GROWTH_INTERVAL`] good steps it doubles. The scale is part of the checkpoint.
+
+use std::cell::Cell;
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::tensor::{FloatDType, Gradients, Int, Tensor, TensorReadError};
+use burn::train::{LearnerModel, TrainOutput, TrainStep};
+use serde::{Deserialize, Serialize};
+
+use crate::config::precision::Precision;
+use crate::erased::{AnyModule, ModelRef};
+use crate::error::SettingError;
+
+/// How a batch's float tensors are cast to the run's 16-bit type (integer and boolean tensors
+/// stay as they are): `CastFloats::cast_floats` for the batch type.
+pub type CastFn<B> = fn(B, FloatDType) -> B;
+
+/// Good steps in a row after which the f16 loss scale doubles (PyTorch's default).
+pub const GROWTH_INTERVAL: u32 = 2000;
+
+/// The f16 loss scale at a run's start: 2^15, not PyTorch's 2^16, because here the loss itself
+/// is usually an f16 value, and the gradient of the loss with respect to itself is the scale,
+/// which must be an f16 number (the largest is 65504).
+pub const INITIAL_SCALE: f32 = 32768.0;
+
+/// The dynamic loss scale of an f16 run, as its checkpoints save it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LossScale {
+    /// What the loss is multiplied by before the backward pass: a power of two, so that
+    /// scaling and unscaling change no gradient's bits beyond what f16 rounds.
+    pub scale: f32,
+    /// Good steps since the scale last changed.
+    pub good_steps: u32,
+}
+
+impl Default for LossScale {
+    fn default() -> Self {
+        Self {
+            scale: INITIAL_SCALE,
+            good_steps: 0,
+        }
+    }
+}
+
+impl LossScale {
+    /// After an optimizer step whose gradients were all finite (`finite`), or one skipped
+    /// because some were not.
+    pub fn update(&mut self, finite: bool) {
+        if finite {
+            self.good_steps += 1;
+            if self.good_steps == GROWTH_INTERVAL {
+                self.scale *= 2.0;
+                self.good_steps = 0;
+            }
+        } else {
+            self.scale *= 0.5;
+            self.good_steps = 0;
+        }
+    }
+}
+
+thread_local! {
+    /// The scale the loss of the step running on this thread is multiplied by before its
+    /// backward pass, and whether the step took it. Burn's `TrainStep::step(&self, batch)`
+    /// has no room for it, so the step's [`backward`] reads it here.
+    static SCALE: Cell<(Option<f32>, bool)> = const { Cell::new((None, false)) };
+}
+
+/// The loss's gradients, `loss.backward()` in the run's loss scale: a `TrainStep` of your own
+/// calls it in place of `loss.backward()` to train in f16 (in f32 and bf16 it is exactly
+/// `loss.backward()`). `training!`'s steps call it.
+pub fn backward(loss: Tensor<1>) -> Gradients {
+    let (scale, _) = SCALE.with(Cell::get);
+    match scale {
+        Some(scale) => {
+            SCALE.with(|s| s.set((Some(scale), true)));
+            loss.cast(FloatDType::F32).mul_scalar(scale).backward()
+        }
+        None => loss.backward(),
+    }
+}
+
+/// `step` with the loss scaled by `scale` in its backward pass; `None` when a scale was given
+/// and the step back-propagated without it.
+fn scaled<T>(scale: Option<f32>, step: impl FnOnce() -> T) -> Option<T> {
+    SCALE.with(|s| s.set((scale, false)));
+    let out = step();
+    let (_, taken) = SCALE.with(|s| s.replace((None, false)));
+    (scale.is_none() || taken).then_some(out)
+}
+
+/// A run's 16-bit precision: the type, and for f16 the loss scale.
+#[derive(Debug)]
+pub struct LowPrecision {
+    dtype: FloatDType,
+    /// f16's loss scale; `None` for bf16, whose range is f32's.
+    pub scale: Option<LossScale>,
+}
+
+impl LowPrecision {
+    /// The low precision of `precision` (`None` for f32), continuing from `scale` on resume.
+    pub fn new(precision: Precision, scale: Option<LossScale>) -> Option<Self> {
+        let dtype = precision.low()?;
+        Some(Self {
+            dtype,
+            scale: (precision == Precision::F16).then(|| scale.unwrap_or_default()),
+        })
+    }
+
+    /// One training step of `model` (f32) on `batch` (already cast) in the low precision: the
+    /// step's output, and the gradients of the f32 weights, unscaled. An error for an f16 run
+    /// whose `TrainStep` back-propagated without the loss scale.
+    pub(super) fn step<M: LearnerModel>(
+        &self,
+        model: &M,
+        batch: <M as TrainStep>::Input,
+    ) -> Result<TrainOutput<<M as TrainStep>::Output>, SettingError> {
+        let copy = AnyModule::new(model.clone())
+            .map(&mut Cast {
+                dtype: self.dtype,
+                leaves: true,
+            })
+            .into_inner::<M>();
+        let scale = self.scale.map(|s| s.scale);
+        let output = scaled(scale, || TrainStep::step(&copy, batch)).ok_or_else(|| SettingError {
+            option: "precision",
+            message: "is f16, and the model's `TrainStep` back-propagated its loss without the \
+                      run's loss scale, so small gradients would vanish: call \
+                      `dsl_runtime::fit::precision::backward(loss)` in it instead of \
+                      `loss.backward()`"
+                .to_owned(),
+        })?;
+        let mut grads = output.grads;
+        ModelRef::new(model).visit(&mut ToF32 {
+            grads: &mut grads,
+            unscale: scale.map(|s| 1.0 / s),
+        });
+        Ok(TrainOutput {
+            grads,
+            item: output.item,
+        })
+    }
+
+    /// `model` (in inference mode) with its float weights in the low precision, for validation.
+    pub(super) fn inference<M: LearnerModel>(&self, model: &M) -> M {
+        cast_weights(AnyModule::new(model.clone()), self.dtype).into_inner::<M>()
+    }
+
+    /// For f16, whether `grads` of `model` are all finite (one host read), updating the scale:
+    /// `false` means the optimizer step is skipped. bf16 steps always.
+    pub(super) fn admits(
+        &mut self,
+        model: ModelRef<'_>,
+        grads: &GradientsParams,
+    ) -> Result<bool, TensorReadError> {
+        let Some(scale) = &mut self.scale else {
+            return Ok(true);
+        };
+        let mut count = NonFinite { grads, total: None };
+        model.visit(&mut count);
+        let finite = match count.total {
+            Some(total) => {
+                crate::metric::reads::count();
+                total.try_into_scalar::<i64>()? == 0
+            }
+            None => true,
+        };
+        scale.update(finite);
+        Ok(finite)
+    }
+}
+
+/// `model` with every float weight cast to `dtype`.
+pub(crate) fn cast_weights(model: AnyModule, dtype: FloatDType) -> AnyModule {
+    model.map(&mut Cast {
+        dtype,
+        leaves: false,
+    })
+}
+
+/// Casts every float parameter to `dtype`; with `leaves`, each cast is a leaf of its own that
+/// requires a gradient where the f32 weight did.
+struct Cast {
+    dtype: FloatDType,
+    leaves: bool,
+}
+
+impl ModuleMapper for Cast {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let (dtype, leaves) = (self.dtype, self.leaves);
+        param.map(|tensor| {
+            if !leaves {
+                return tensor.cast(dtype);
+            }
+            let grad = tensor.is_require_grad();
+            tensor.cast(dtype).detach().set_require_grad(grad)
+        })
+    }
+}
+
+/// Casts each parameter's gradient back to f32, unscaled by `unscale` (f16's 1 / scale).
+struct ToF32<'a> {
+    grads: &'a mut GradientsParams,
+    unscale: Option<f32>,
+}
+
+impl ModuleVisitor for ToF32<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(grad) = self.grads.remove::<D>(param.id) {
+            let grad = grad.cast(FloatDType::F32);
+            let grad = match self.unscale {
+                Some(factor) => grad.mul_scalar(factor),
+                None => grad,
+            };
+            self.grads.register(param.id, grad);
+        }
+    }
+}
+
+/// How many gradient values are NaN or infinite.
+struct NonFinite<'a> {
+    grads: &'a GradientsParams,
+    total: Option<Tensor<1, Int>>,
+}
+
+impl ModuleVisitor for NonFinite<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(grad) = self.grads.get::<D>(param.id) {
+            let bad = grad.is_finite().bool_not().int().sum();
+            self.total = Some(match self.total.take() {
+                Some(total) => total + bad,
+                None => bad,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scale_halves_on_overflow_and_doubles_after_the_growth_interval() {
+        let mut scale = LossScale::default();
+        scale.update(false);
+        assert_eq!(scale.scale, INITIAL_SCALE / 2.0);
+        for _ in 0..GROWTH_INTERVAL - 1 {
+            scale.update(true);
+        }
+        assert_eq!(scale.scale, INITIAL_SCALE / 2.0);
+        assert_eq!(scale.good_steps, GROWTH_INTERVAL - 1);
+        scale.update(true);
+        assert_eq!(scale.scale, INITIAL_SCALE);
+        assert_eq!(scale.good_steps, 0);
+    }
+}
