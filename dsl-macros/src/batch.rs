@@ -3,7 +3,8 @@
 //! For `struct Sample { .. }` it generates `SampleBatch` (one tensor per field, batch dimension
 //! first), `SampleBatcher`, a unit struct implementing `Batcher<Sample, SampleBatch>`, and the
 //! runtime's `Fingerprint` for `Sample`, so the run's dataset fingerprint hashes the fields'
-//! values instead of formatting them:
+//! values instead of formatting them, and `CastFloats` for the batch, which a 16-bit run
+//! (`precision: bf16`) casts its float tensors with:
 //!
 //! | field type | batch field |
 //! |------------|-------------|
@@ -240,6 +241,11 @@ pub fn derive(input: DeriveInput) -> TokenStream {
                     ::core::unreachable!()
                 }
             }
+            impl #Rt::CastFloats for #batch {
+                fn cast_floats(self, _: #rt::tensor::FloatDType) -> Self {
+                    ::core::unreachable!()
+                }
+            }
         };
     }
     let batch_fields = batch_fields(&parts, vis);
@@ -377,6 +383,17 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             }
         }
     };
+    // A 16-bit run (`precision`) casts the float tensors; the others are unchanged by theirs.
+    let casts = tensor_names(&parts).map(|ident| {
+        quote!(#ident: #Rt::CastFloats::cast_floats(self.#ident, dtype))
+    });
+    let cast_floats = quote! {
+        impl #Rt::CastFloats for #batch {
+            fn cast_floats(self, dtype: #rt::tensor::FloatDType) -> Self {
+                Self { #(#casts,)* }
+            }
+        }
+    };
     let batch_doc = format!("A batch of [`{name}`]: one tensor per field, batch dimension first.");
     let batcher_doc = format!("Stacks [`{name}`]s into a [`{batch}`] (Burn's `Batcher`).");
     quote! {
@@ -398,7 +415,23 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         }
 
         #fingerprint
+
+        #cast_floats
     }
+}
+
+/// Every tensor field of the batch struct, in order: a padded sequence's mask and lengths too.
+fn tensor_names(
+    parts: &[(syn::Ident, Kind, proc_macro2::Span)],
+) -> impl Iterator<Item = syn::Ident> + '_ {
+    parts.iter().flat_map(|(ident, kind, _)| match kind {
+        Kind::IntSeq(_) | Kind::FloatSeq(_) => vec![
+            ident.clone(),
+            format_ident!("{ident}_mask"),
+            format_ident!("{ident}_lengths"),
+        ],
+        _ => vec![ident.clone()],
+    })
 }
 
 /// The batch struct's fields, one tensor per sample field (three for a padded sequence).
