@@ -383,9 +383,10 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             }
         }
     };
-    // A 16-bit run (`precision`) casts the float tensors; the others are unchanged by theirs.
-    let casts = tensor_names(&parts).map(|ident| {
-        quote!(#ident: #Rt::CastFloats::cast_floats(self.#ident, dtype))
+    // A 16-bit run (`precision`) casts the float tensors; integer and boolean ones stay.
+    let casts = tensor_names(&parts).map(|(ident, float)| match float {
+        true => quote!(#ident: self.#ident.cast(dtype)),
+        false => quote!(#ident: self.#ident),
     });
     let cast_floats = quote! {
         impl #Rt::CastFloats for #batch {
@@ -420,17 +421,24 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     }
 }
 
-/// Every tensor field of the batch struct, in order: a padded sequence's mask and lengths too.
+/// Every tensor field of the batch struct, in order, and whether it holds floats: a padded
+/// sequence's mask and lengths too.
 fn tensor_names(
     parts: &[(syn::Ident, Kind, proc_macro2::Span)],
-) -> impl Iterator<Item = syn::Ident> + '_ {
-    parts.iter().flat_map(|(ident, kind, _)| match kind {
-        Kind::IntSeq(_) | Kind::FloatSeq(_) => vec![
-            ident.clone(),
-            format_ident!("{ident}_mask"),
-            format_ident!("{ident}_lengths"),
-        ],
-        _ => vec![ident.clone()],
+) -> impl Iterator<Item = (syn::Ident, bool)> + '_ {
+    parts.iter().flat_map(|(ident, kind, _)| {
+        let float = matches!(
+            kind,
+            Kind::Float | Kind::FloatArray(_) | Kind::FloatVec | Kind::FloatSeq(_)
+        );
+        match kind {
+            Kind::IntSeq(_) | Kind::FloatSeq(_) => vec![
+                (ident.clone(), float),
+                (format_ident!("{ident}_mask"), false),
+                (format_ident!("{ident}_lengths"), false),
+            ],
+            _ => vec![(ident.clone(), float)],
+        }
     })
 }
 

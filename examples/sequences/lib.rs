@@ -67,8 +67,11 @@ impl BagOfTokens {
 
     pub fn forward(&self, batch: SentenceBatch) -> ClassificationOutput {
         let embedded = self.embedding.forward(batch.tokens); // [n, longest, 16]
-        let mask: Tensor<3> = batch.tokens_mask.float().unsqueeze_dim(2); // [n, longest, 1]
-        let lengths: Tensor<2> = batch.tokens_lengths.float().unsqueeze_dim(1); // [n, 1]
+        // Floats the model makes itself take the type of the values they meet: f32, or bf16
+        // in a `precision: bf16` run (`.float()` gives the device's default, f32).
+        let dtype = embedded.dtype();
+        let mask: Tensor<3> = batch.tokens_mask.float().cast(dtype).unsqueeze_dim(2); // [n, longest, 1]
+        let lengths: Tensor<2> = batch.tokens_lengths.float().cast(dtype).unsqueeze_dim(1); // [n, 1]
         let summed: Tensor<2> = (embedded * mask).sum_dim(1).squeeze_dims(&[1]);
         let output = self.head.forward(summed / lengths);
         let targets = batch.label;

@@ -192,6 +192,43 @@ fn nested_arrays_stack_as_images_and_token_lists_pad_with_a_mask() {
     );
 }
 
+/// A 16-bit run's cast (`precision: bf16`): the float tensors take the type, the integer ones,
+/// the mask and the lengths stay as built, and the values are the nearest bf16 ones.
+#[test]
+fn a_derived_batch_casts_its_float_tensors_only() {
+    use burn::data::dataloader::batcher::Batcher;
+    use burn::tensor::{DType, FloatDType};
+    let sample = Shapes {
+        image: [[1.0, 1.0 + 1.0 / 512.0, 2.0], [3.0, 4.0, 5.0]],
+        volume: [[[1, 1], [2, 3]], [[4, 5], [6, 7]]],
+        tokens: vec![1, 2],
+        label: 1,
+    };
+    let batch = ShapesBatcher.batch(vec![sample], &device().inner());
+    let ints = (
+        batch.volume.dtype(),
+        batch.tokens.dtype(),
+        batch.tokens_mask.dtype(),
+        batch.tokens_lengths.dtype(),
+        batch.label.dtype(),
+    );
+    let cast = dsl_runtime::CastFloats::cast_floats(batch, FloatDType::BF16);
+    assert_eq!(cast.image.dtype(), DType::BF16);
+    assert_eq!(
+        (
+            cast.volume.dtype(),
+            cast.tokens.dtype(),
+            cast.tokens_mask.dtype(),
+            cast.tokens_lengths.dtype(),
+            cast.label.dtype(),
+        ),
+        ints
+    );
+    // 1 + 2^-9 is below bf16's resolution at 1 (2^-7): it rounds to 1.
+    let values: Vec<f32> = cast.image.into_data().convert::<f32>().to_vec().unwrap();
+    assert_eq!(values, [1.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+}
+
 /// A series of readings of any length: `#[pad(..)]` on a `Vec<f32>`; and one without it.
 #[derive(Clone, Debug, Batch)]
 struct Readings {

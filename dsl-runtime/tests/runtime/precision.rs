@@ -9,8 +9,7 @@ use burn::data::dataloader::DataLoaderBuilder;
 use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
-use burn::tensor::{DType, FloatDType, Int, Tensor};
-use burn::data::dataloader::batcher::Batcher;
+use burn::tensor::{DType, FloatDType, Tensor};
 use dsl_runtime::checkpoint::Resume;
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use dsl_runtime::config::precision::Precision;
@@ -334,17 +333,4 @@ fn an_f16_step_that_back_propagates_without_the_scale_is_stopped_naming_the_fix(
     fit_of(classifier(), dir.path(), Precision::Bf16, 1)
         .run(&device(), data())
         .unwrap();
-}
-
-/// Integer tensors stay integers and floats take the type: what a batch's cast must do.
-#[test]
-fn the_batch_cast_leaves_integer_tensors_alone() {
-    let batch = SampleBatcher.batch(vec![sample(0), sample(1)], &device());
-    let cast = dsl_runtime::CastFloats::cast_floats(
-        (batch.x, batch.classes.clone()),
-        FloatDType::F16,
-    );
-    assert_eq!(cast.0.dtype(), DType::F16);
-    assert_eq!(cast.1.dtype(), batch.classes.dtype());
-    let _: Tensor<1, Int> = cast.1;
 }

@@ -25,3 +25,31 @@ fn variable_length_sequences_are_classified_through_the_mask() {
     assert!(lengths.iter().min() < lengths.iter().max(), "{lengths:?}");
     println!("sequences: valid accuracy {last:.1} %");
 }
+
+/// In bf16 too (`precision`): the model builds its mask and lengths as floats itself, in the
+/// type of the embeddings it multiplies (`.cast(embedded.dtype())`), and still classifies.
+#[test]
+fn in_bf16_the_model_casts_the_floats_it_builds_and_still_classifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SequencesConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        precision: dsl_runtime::Precision::Bf16,
+        ..Sequences::config()
+    };
+    let report =
+        Sequences::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true).unwrap();
+    let accuracy = report
+        .history
+        .get(dsl_runtime::Split::Valid, "accuracy")
+        .unwrap()
+        .values();
+    let last = *accuracy.last().unwrap();
+    assert!(last >= 95.0, "bf16 valid accuracy {last}");
+    assert!(
+        report
+            .history
+            .train_losses()
+            .iter()
+            .all(|l| l.to_bits() & 0xffff == 0)
+    );
+}

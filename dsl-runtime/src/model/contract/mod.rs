@@ -14,7 +14,7 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
-use burn::tensor::{Bool, Device, FloatDType, Int, Tensor, TensorReadError};
+use burn::tensor::{Device, FloatDType, Int, Tensor, TensorReadError};
 use burn::train::metric::{Adaptor, ConfusionStatsInput, Metric, Numeric};
 use burn::train::{
     ClassificationOutput, ItemLazy, MultiLabelClassificationOutput, RegressionOutput,
@@ -279,40 +279,6 @@ pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutp
 pub trait CastFloats {
     /// The batch with every float tensor cast to `dtype`.
     fn cast_floats(self, dtype: FloatDType) -> Self;
-}
-
-impl<const D: usize> CastFloats for Tensor<D> {
-    fn cast_floats(self, dtype: FloatDType) -> Self {
-        self.cast(dtype)
-    }
-}
-
-impl<const D: usize> CastFloats for Tensor<D, Int> {
-    fn cast_floats(self, _: FloatDType) -> Self {
-        self
-    }
-}
-
-impl<const D: usize> CastFloats for Tensor<D, Bool> {
-    fn cast_floats(self, _: FloatDType) -> Self {
-        self
-    }
-}
-
-impl<A: CastFloats, B: CastFloats> CastFloats for (A, B) {
-    fn cast_floats(self, dtype: FloatDType) -> Self {
-        (self.0.cast_floats(dtype), self.1.cast_floats(dtype))
-    }
-}
-
-impl<A: CastFloats, B: CastFloats, C: CastFloats> CastFloats for (A, B, C) {
-    fn cast_floats(self, dtype: FloatDType) -> Self {
-        (
-            self.0.cast_floats(dtype),
-            self.1.cast_floats(dtype),
-            self.2.cast_floats(dtype),
-        )
-    }
 }
 
 /// Chooses, in generated code, the batch's [`CastFloats`] where it has one (`Some`), without
