@@ -8,7 +8,8 @@
 # Usage: examples/bench/gpu.sh [iterations, default 5]
 #   FEATURES  backends built in, default `cuda,wgpu` (`wgpu` alone where CUDA cannot be built)
 #   DEVICES   devices measured, default the backends in FEATURES (e.g. `cuda wgpu`)
-#   TASKS     default `medium,large`
+#   TASKS     default `medium,large,cnn64` (cnn64: f32, bf16 and f16, whose peak-RSS column is
+#             host memory only: on a GPU the activations are device memory)
 #   BENCH_BIN a bench binary built elsewhere (`cargo build --release -p bench --features
 #             dsl-runtime/cuda,dsl-runtime/wgpu`), for a machine without cargo
 # Building `cuda` runs a build script that downloads an LLVM bundle: build where that download
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/../.."
 iterations=${1:-5}
 features=${FEATURES:-cuda,wgpu}
 devices=${DEVICES:-${features//,/ }}
-tasks=${TASKS:-medium,large}
+tasks=${TASKS:-medium,large,cnn64}
 bin=${BENCH_BIN:-}
 if [ -z "$bin" ]; then
     flags=$(echo "$features" | sed 's/[^,]*/dsl-runtime\/&/g')

@@ -23,7 +23,9 @@ use burn::tensor::Device;
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
-use tasks::{Digit, DigitBatch, DigitBatcher, Medium, Wide, large_data, medium_data, pictures};
+use tasks::{
+    Cnn64, Digit, DigitBatch, DigitBatcher, Images, Medium, Wide, large_data, medium_data, pictures,
+};
 use variants::{Classify, Shape, Trained};
 
 impl Classify for Mlp {
@@ -106,7 +108,31 @@ training! {
     checkpoint: keep_last(2) | best(valid.loss),
 }
 
-const TASKS: [&str; 5] = ["small", "small-long", "medium", "large", "loader-bound"];
+training! {
+    /// A CNN on 64×64 images, batch 64: activations dominate its memory. Its variants train it
+    /// in f32, bf16 and f16 (`--precision`) to compare peak memory.
+    name: Cnn64Run,
+    model: Cnn64 = Cnn64::new(device),
+    step: |model, batch: DigitBatch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: Images { offset: 0, len: 512 },
+        valid: Images { offset: 512, len: 128 },
+        batcher: DigitBatcher::default(),
+        batch_size: 64,
+    },
+    optimizer: adam(lr = 1e-3),
+    epochs: 1,
+    metrics: [train.loss, valid.loss, valid.accuracy],
+}
+
+const TASKS: [&str; 6] = [
+    "small",
+    "small-long",
+    "medium",
+    "large",
+    "loader-bound",
+    "cnn64",
+];
 
 fn variants(task: &str) -> &'static [&'static str] {
     match task {
@@ -120,6 +146,7 @@ fn variants(task: &str) -> &'static [&'static str] {
         ],
         "large" => &["hand", "ours", "learner", "ours-nockpt"],
         "loader-bound" => &["ours-w0", "ours-w2", "compute-only", "io-w0", "io-w2"],
+        "cnn64" => &["ours", "ours-bf16", "ours-f16"],
         _ => &["hand", "ours", "learner", "ours-nockpt"],
     }
 }
@@ -288,6 +315,26 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             };
             let report =
                 SlowLoaderRun::with_options(config, &device, quiet).map_err(|e| e.to_string())?;
+            let losses = report.history.train_losses();
+            Ok(Trained {
+                steps: losses.len(),
+                losses,
+            })
+        }
+        ("cnn64", "ours" | "ours-bf16" | "ours-f16") => {
+            dsl_runtime::app::cli::tune_allocator();
+            let precision = match variant {
+                "ours-bf16" => dsl_runtime::Precision::Bf16,
+                "ours-f16" => dsl_runtime::Precision::F16,
+                _ => dsl_runtime::Precision::F32,
+            };
+            let config = Cnn64RunConfig {
+                artifacts,
+                precision,
+                ..Cnn64Run::config()
+            };
+            let report =
+                Cnn64Run::with_options(config, &device, quiet).map_err(|e| e.to_string())?;
             let losses = report.history.train_losses();
             Ok(Trained {
                 steps: losses.len(),

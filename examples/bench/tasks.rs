@@ -7,8 +7,10 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::InMemDataset;
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::nn::{Linear, LinearConfig, Relu};
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::pool::{AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig};
+use burn::nn::{Linear, LinearConfig, PaddingConfig2d, Relu};
+use burn::tensor::{Device, FloatDType, Int, Tensor, TensorData};
 use burn::train::ClassificationOutput;
 
 /// Features of the synthetic medium task.
@@ -109,6 +111,99 @@ impl Batcher<Digit, DigitBatch> for DigitBatcher {
             x: Tensor::from_data(TensorData::new(xs, [n, features]), device),
             classes: Tensor::from_data(TensorData::new(classes, [n]), device),
         }
+    }
+}
+
+// A 16-bit run (`--precision`, the cnn64 task) casts the batch's features; classes stay ints.
+impl dsl_runtime::CastFloats for DigitBatch {
+    fn cast_floats(self, dtype: FloatDType) -> Self {
+        DigitBatch {
+            x: self.x.cast(dtype),
+            classes: self.classes,
+        }
+    }
+}
+
+/// The side of the cnn64 task's images: 3 × 64 × 64 floats each.
+pub const SIDE: usize = 64;
+
+/// The cnn64 task's data: `len` images generated on each `get` (a class-dependent stripe
+/// pattern), so that the dataset holds nothing and the process's peak memory is the model's
+/// and its activations'.
+pub struct Images {
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl burn::data::dataset::Dataset<Digit> for Images {
+    fn get(&self, index: usize) -> Result<Digit, burn::data::dataset::DatasetError> {
+        assert!(index < self.len, "index {index} of {} images", self.len);
+        let k = self.offset + index;
+        let class = k % CLASSES;
+        let x = (0..3 * SIDE * SIDE)
+            .map(|j| {
+                let (row, col) = ((j / SIDE) % SIDE, j % SIDE);
+                let stripe = ((row + col * class) % (class + 2) == 0) as u8 as f32;
+                stripe + 0.1 * noise(k as u64, j as u64)
+            })
+            .collect();
+        Ok(Digit {
+            x,
+            class: class as i64,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// Three 3×3 convolutions at 64×64 (3 → 16 → 32 → 32 channels), pooled, then a linear head:
+/// the activations of a batch of 64 outweigh the 14,000 weights many times, as in the image
+/// models whose memory mixed precision is for.
+#[derive(Module, Debug)]
+pub struct Cnn64 {
+    conv1: Conv2d,
+    conv2: Conv2d,
+    conv3: Conv2d,
+    pool: AdaptiveAvgPool2d,
+    act: Relu,
+    head: Linear,
+}
+
+impl Cnn64 {
+    /// The same initial weights in every process.
+    pub fn new(device: &Device) -> Self {
+        device.seed(42);
+        let conv = |channels| {
+            Conv2dConfig::new(channels, [3, 3])
+                .with_padding(PaddingConfig2d::Same)
+                .init(device)
+        };
+        let model = Self {
+            conv1: conv([3, 16]),
+            conv2: conv([16, 32]),
+            conv3: conv([32, 32]),
+            pool: AdaptiveAvgPool2dConfig::new([1, 1]).init(),
+            act: Relu::new(),
+            head: LinearConfig::new(32, CLASSES).init(device),
+        };
+        let record = model.clone().into_record();
+        model.load_record(record)
+    }
+
+    pub fn forward_classification(&self, batch: DigitBatch) -> ClassificationOutput {
+        let [n, _] = batch.x.dims();
+        let x = batch.x.reshape([n, 3, SIDE, SIDE]);
+        let x = self.act.forward(self.conv1.forward(x));
+        let x = self.act.forward(self.conv2.forward(x));
+        let x = self.act.forward(self.conv3.forward(x));
+        let x: Tensor<2> = self.pool.forward(x).reshape([n, 32]);
+        let logits = self.head.forward(x);
+        let loss = CrossEntropyLossConfig::new()
+            .init(&logits.device())
+            .forward(logits.clone(), batch.classes.clone());
+        ClassificationOutput::new(loss, logits, batch.classes)
     }
 }
 
