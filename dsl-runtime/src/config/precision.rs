@@ -47,17 +47,22 @@ impl Precision {
     /// drivers as storable but without arithmetic, where computing gives garbage.
     pub fn check(self, device: &Device) -> Result<(), SettingError> {
         match self.low() {
-            Some(dtype) if !device.supports_dtype(dtype) => Err(SettingError {
-                option: "precision",
-                message: format!(
-                    "is {}, which the device {device:?} cannot compute in; use {} or f32",
-                    self.name(),
-                    match self {
-                        Precision::Bf16 => "f16",
-                        _ => "bf16",
-                    }
-                ),
-            }),
+            Some(dtype) if !device.supports_dtype(dtype) => {
+                let others: Vec<&str> = [Precision::Bf16, Precision::F16]
+                    .into_iter()
+                    .filter(|p| *p != self && p.low().is_some_and(|d| device.supports_dtype(d)))
+                    .map(Precision::name)
+                    .chain(["f32"])
+                    .collect();
+                Err(SettingError {
+                    option: "precision",
+                    message: format!(
+                        "is {}, which the device {device:?} cannot compute in; use {}",
+                        self.name(),
+                        others.join(" or ")
+                    ),
+                })
+            }
             _ => Ok(()),
         }
     }

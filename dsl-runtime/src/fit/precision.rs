@@ -139,14 +139,16 @@ impl LowPrecision {
             })
             .into_inner::<M>();
         let scale = self.scale.map(|s| s.scale);
-        let output = scaled(scale, || TrainStep::step(&copy, batch)).ok_or_else(|| SettingError {
-            option: "precision",
-            message: "is f16, and the model's `TrainStep` back-propagated its loss without the \
+        let output =
+            scaled(scale, || TrainStep::step(&copy, batch)).ok_or_else(|| SettingError {
+                option: "precision",
+                message:
+                    "is f16, and the model's `TrainStep` back-propagated its loss without the \
                       run's loss scale, so small gradients would vanish: call \
                       `dsl_runtime::fit::precision::backward(loss)` in it instead of \
                       `loss.backward()`"
-                .to_owned(),
-        })?;
+                        .to_owned(),
+            })?;
         let mut grads = output.grads;
         ModelRef::new(model).visit(&mut ToF32 {
             grads: &mut grads,

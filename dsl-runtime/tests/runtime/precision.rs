@@ -10,8 +10,8 @@ use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, FloatDType, Tensor};
-use dsl_runtime::checkpoint::Resume;
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
+use dsl_runtime::checkpoint::Resume;
 use dsl_runtime::config::precision::Precision;
 use dsl_runtime::fit::precision::backward;
 use dsl_runtime::prelude::*;
@@ -170,11 +170,7 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
             out.losses
                 .push(step.loss.clone().cast(FloatDType::F32).into_scalar::<f32>());
             let grads = match scale {
-                Some(s) => step
-                    .loss
-                    .cast(FloatDType::F32)
-                    .mul_scalar(s)
-                    .backward(),
+                Some(s) => step.loss.cast(FloatDType::F32).mul_scalar(s).backward(),
                 None => step.loss.backward(),
             };
             let mut grads = GradientsParams::from_grads(grads, &low);
@@ -326,7 +322,10 @@ fn sixteen_bit_runs_land_near_f32() {
             .zip(&f32_valid)
             .map(|(a, b)| (a - b).abs() / b)
             .collect();
-        println!("{precision:?}: valid loss {:?} vs f32 {f32_valid:?}, relative gap {gap:?}", valid_losses(&low));
+        println!(
+            "{precision:?}: valid loss {:?} vs f32 {f32_valid:?}, relative gap {gap:?}",
+            valid_losses(&low)
+        );
         assert!(gap.iter().all(|g| *g < 0.01), "{precision:?}: {gap:?}");
         assert_ne!(low.history.train_losses(), f32_run.history.train_losses());
     }

@@ -21,7 +21,11 @@ fn train(dir: &Path, args: &[&str]) -> (f64, Vec<f32>) {
         .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
         .unwrap();
     let csv = std::fs::read_to_string(newest.join("metrics.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     let accuracy = rows
         .iter()
         .rfind(|r| r[2] == "valid" && r[3] == "accuracy")
@@ -49,7 +53,10 @@ fn the_bf16_cnn_learns_the_shapes_and_exports_in_its_precision() {
     let (accuracy, losses) = train(dir.path(), &[]);
     assert!(accuracy >= 95.0, "bf16 valid accuracy {accuracy}");
     // bf16 values: the low 16 bits of each f32 are zero.
-    assert!(losses.iter().all(|l| l.to_bits() & 0xffff == 0), "{losses:?}");
+    assert!(
+        losses.iter().all(|l| l.to_bits() & 0xffff == 0),
+        "{losses:?}"
+    );
     let (f32_accuracy, f32_losses) = train(dir.path(), &["--precision", "f32"]);
     assert!(f32_accuracy >= 95.0, "f32 valid accuracy {f32_accuracy}");
     assert!(f32_losses.iter().any(|l| l.to_bits() & 0xffff != 0));

@@ -276,7 +276,11 @@ impl Args {
                 "--init-from",
             ),
             ("resume", self.resume.clone(), "--resume"),
-            ("precision", self.precision.clone().map(Value::from), "--precision"),
+            (
+                "precision",
+                self.precision.clone().map(Value::from),
+                "--precision",
+            ),
         ];
         for (key, value, flag) in typed {
             if let Some(value) = value {
