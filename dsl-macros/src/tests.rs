@@ -424,6 +424,7 @@ fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
         init_from: "w.safetensors",
         freeze: [fc1],
         gradient_checkpointing: true,
+        precision: bf16,
         data_parallel: mpi,
         engine: burn,
     });

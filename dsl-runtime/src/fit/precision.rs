@@ -14,7 +14,7 @@
 //! With f16, whose smallest normal value is 6.1e-5, the loss is multiplied by a scale before
 //! the backward pass and the gradients divided by it afterwards (PyTorch's `GradScaler`): a
 //! step whose gradients overflowed is skipped and the scale halved; after
-//! [`GROWTH_INTERVAL`] good steps it doubles. The scale is part of the checkpoint.
+//! 2000 good steps it doubles. The scale is part of the checkpoint.
 
 use std::cell::Cell;
 
@@ -22,59 +22,14 @@ use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{FloatDType, Gradients, Int, Tensor, TensorReadError};
 use burn::train::{LearnerModel, TrainOutput, TrainStep};
-use serde::{Deserialize, Serialize};
 
-use crate::config::precision::Precision;
+use crate::config::precision::{LossScale, Precision};
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
 
 /// How a batch's float tensors are cast to the run's 16-bit type (integer and boolean tensors
 /// stay as they are): `CastFloats::cast_floats` for the batch type.
 pub type CastFn<B> = fn(B, FloatDType) -> B;
-
-/// Good steps in a row after which the f16 loss scale doubles (PyTorch's default).
-pub const GROWTH_INTERVAL: u32 = 2000;
-
-/// The f16 loss scale at a run's start: 2^15, not PyTorch's 2^16, because here the loss itself
-/// is usually an f16 value, and the gradient of the loss with respect to itself is the scale,
-/// which must be an f16 number (the largest is 65504).
-pub const INITIAL_SCALE: f32 = 32768.0;
-
-/// The dynamic loss scale of an f16 run, as its checkpoints save it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LossScale {
-    /// What the loss is multiplied by before the backward pass: a power of two, so that
-    /// scaling and unscaling change no gradient's bits beyond what f16 rounds.
-    pub scale: f32,
-    /// Good steps since the scale last changed.
-    pub good_steps: u32,
-}
-
-impl Default for LossScale {
-    fn default() -> Self {
-        Self {
-            scale: INITIAL_SCALE,
-            good_steps: 0,
-        }
-    }
-}
-
-impl LossScale {
-    /// After an optimizer step whose gradients were all finite (`finite`), or one skipped
-    /// because some were not.
-    pub fn update(&mut self, finite: bool) {
-        if finite {
-            self.good_steps += 1;
-            if self.good_steps == GROWTH_INTERVAL {
-                self.scale *= 2.0;
-                self.good_steps = 0;
-            }
-        } else {
-            self.scale *= 0.5;
-            self.good_steps = 0;
-        }
-    }
-}
 
 thread_local! {
     /// The scale the loss of the step running on this thread is multiplied by before its
@@ -257,6 +212,7 @@ impl ModuleVisitor for NonFinite<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::precision::{GROWTH_INTERVAL, INITIAL_SCALE};
 
     #[test]
     fn the_scale_halves_on_overflow_and_doubles_after_the_growth_interval() {
