@@ -6,7 +6,7 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Device, FloatDType};
 
-use crate::fit::precision::CastFn;
+use crate::model::precision::CastFn;
 
 /// `inner`, its batches cast to `dtype` by `cast`.
 pub(crate) struct Casting<I, B> {

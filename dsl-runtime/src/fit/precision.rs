@@ -16,50 +16,17 @@
 //! step whose gradients overflowed is skipped and the scale halved; after
 //! 2000 good steps it doubles. The scale is part of the checkpoint.
 
-use std::cell::Cell;
-
-use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
-use burn::tensor::{FloatDType, Gradients, Int, Tensor, TensorReadError};
+use burn::tensor::{FloatDType, Int, Tensor, TensorReadError};
 use burn::train::{LearnerModel, TrainOutput, TrainStep};
 
 use crate::config::precision::{LossScale, Precision};
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
-
-/// How a batch's float tensors are cast to the run's 16-bit type (integer and boolean tensors
-/// stay as they are): `CastFloats::cast_floats` for the batch type.
-pub type CastFn<B> = fn(B, FloatDType) -> B;
-
-thread_local! {
-    /// The scale the loss of the step running on this thread is multiplied by before its
-    /// backward pass, and whether the step took it. Burn's `TrainStep::step(&self, batch)`
-    /// has no room for it, so the step's [`backward`] reads it here.
-    static SCALE: Cell<(Option<f32>, bool)> = const { Cell::new((None, false)) };
-}
-
-/// The loss's gradients, `loss.backward()` in the run's loss scale: a `TrainStep` of your own
-/// calls it in place of `loss.backward()` to train in f16 (in f32 and bf16 it is exactly
-/// `loss.backward()`). `training!`'s steps call it.
-pub fn backward(loss: Tensor<1>) -> Gradients {
-    let (scale, _) = SCALE.with(Cell::get);
-    match scale {
-        Some(scale) => {
-            SCALE.with(|s| s.set((Some(scale), true)));
-            loss.cast(FloatDType::F32).mul_scalar(scale).backward()
-        }
-        None => loss.backward(),
-    }
-}
-
-/// `step` with the loss scaled by `scale` in its backward pass; `None` when a scale was given
-/// and the step back-propagated without it.
-fn scaled<T>(scale: Option<f32>, step: impl FnOnce() -> T) -> Option<T> {
-    SCALE.with(|s| s.set((scale, false)));
-    let out = step();
-    let (_, taken) = SCALE.with(|s| s.replace((None, false)));
-    (scale.is_none() || taken).then_some(out)
-}
+pub(crate) use crate::model::precision::cast_weights;
+use crate::model::precision::{Cast, scaled};
+pub use crate::model::precision::{CastFn, backward};
 
 /// A run's 16-bit precision: the type, and for f16 the loss scale.
 #[derive(Debug)]
@@ -141,34 +108,6 @@ impl LowPrecision {
         };
         scale.update(finite);
         Ok(finite)
-    }
-}
-
-/// `model` with every float weight cast to `dtype`.
-pub(crate) fn cast_weights(model: AnyModule, dtype: FloatDType) -> AnyModule {
-    model.map(&mut Cast {
-        dtype,
-        leaves: false,
-    })
-}
-
-/// Casts every float parameter to `dtype`; with `leaves`, each cast is a leaf of its own that
-/// requires a gradient where the f32 weight did.
-struct Cast {
-    dtype: FloatDType,
-    leaves: bool,
-}
-
-impl ModuleMapper for Cast {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
-        let (dtype, leaves) = (self.dtype, self.leaves);
-        param.map(|tensor| {
-            if !leaves {
-                return tensor.cast(dtype);
-            }
-            let grad = tensor.is_require_grad();
-            tensor.cast(dtype).detach().set_require_grad(grad)
-        })
     }
 }
 

@@ -4,5 +4,6 @@
 
 pub mod contract;
 pub mod placement;
+pub(crate) mod precision;
 pub mod tuning;
 pub mod weights;

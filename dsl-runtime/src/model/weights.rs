@@ -36,7 +36,7 @@ pub fn export_safetensors_as<M: Module + 'static>(
 ) -> Result<(), FitError> {
     let model = AnyModule::new(model.clone());
     match precision.low() {
-        Some(dtype) => export(crate::fit::precision::cast_weights(model, dtype), path),
+        Some(dtype) => export(crate::model::precision::cast_weights(model, dtype), path),
         None => export(model, path),
     }
 }

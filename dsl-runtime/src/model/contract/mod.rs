@@ -264,7 +264,7 @@ pub fn for_expressions<C: Clone + 'static>(config: &C) -> &'static C {
 /// f16 run the loss is multiplied by the run's loss scale first (`fit::precision`); the loss
 /// the output keeps for the metrics is the unscaled one.
 pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutput<O> {
-    let grads = crate::fit::precision::backward(output.loss());
+    let grads = crate::model::precision::backward(output.loss());
     TrainOutput::new(model, grads, output)
 }
 
@@ -296,11 +296,11 @@ impl<B> CastProbe<B> {
 /// [`CastProbe`] for a batch with [`CastFloats`].
 pub trait Casts<B> {
     /// The batch's cast, where it has one.
-    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>>;
+    fn casts(&self) -> Option<crate::model::precision::CastFn<B>>;
 }
 
 impl<B: CastFloats> Casts<B> for CastProbe<B> {
-    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>> {
+    fn casts(&self) -> Option<crate::model::precision::CastFn<B>> {
         Some(B::cast_floats)
     }
 }
@@ -308,7 +308,7 @@ impl<B: CastFloats> Casts<B> for CastProbe<B> {
 /// [`CastProbe`] for any other batch: a run asked for 16 bits then says what is missing.
 pub trait NoCasts<B> {
     /// No cast: the batch type has no [`CastFloats`].
-    fn casts(&self) -> Option<crate::fit::precision::CastFn<B>> {
+    fn casts(&self) -> Option<crate::model::precision::CastFn<B>> {
         None
     }
 }
