@@ -1,6 +1,7 @@
 //! Checkpoints: which epochs to keep, how they are written so that a crash never leaves a
 //! half-written one, and how a run resumes from them.
 
+pub mod loss_scale;
 mod policy;
 mod store;
 

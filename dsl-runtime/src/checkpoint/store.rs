@@ -129,7 +129,7 @@ pub struct SavedState {
     pub callbacks: Vec<serde_json::Value>,
     /// An f16 run's loss scale (`precision: f16`), which the next steps continue from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_scale: Option<crate::config::precision::LossScale>,
+    pub loss_scale: Option<crate::checkpoint::loss_scale::LossScale>,
 }
 
 /// The part of an epoch an interrupted run completed.

@@ -21,7 +21,8 @@ use burn::optim::GradientsParams;
 use burn::tensor::{FloatDType, Int, Tensor, TensorReadError};
 use burn::train::{LearnerModel, TrainOutput, TrainStep};
 
-use crate::config::precision::{LossScale, Precision};
+use crate::checkpoint::loss_scale::LossScale;
+use crate::config::precision::Precision;
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
 pub(crate) use crate::model::precision::cast_weights;
@@ -151,7 +152,7 @@ impl ModuleVisitor for NonFinite<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::precision::{GROWTH_INTERVAL, INITIAL_SCALE};
+    use crate::checkpoint::loss_scale::{GROWTH_INTERVAL, INITIAL_SCALE};
 
     #[test]
     fn the_scale_halves_on_overflow_and_doubles_after_the_growth_interval() {

@@ -29,7 +29,7 @@ pub(super) struct Start<M> {
     /// The checkpoint's record of `metrics.csv`, which the run continues.
     pub metrics: Option<crate::digest::Digest>,
     /// An f16 run's loss scale when the checkpoint was taken.
-    pub loss_scale: Option<crate::config::precision::LossScale>,
+    pub loss_scale: Option<crate::checkpoint::loss_scale::LossScale>,
 }
 
 /// Settings that may differ on resume without changing what the resumed steps compute: the
