@@ -303,7 +303,7 @@ impl EntryBodies {
             predict_saved: predict_saved(exp, l),
             export: quote! {
                 let (_, #model_var) = Self::load_best_with(#config, device)?;
-                #Rt::weights::export_safetensors_as(&#model_var, path, #config.precision)?;
+                #Rt::weights::export_safetensors_as(&#model_var, path, #config.precision.low())?;
                 ::core::result::Result::Ok(path.to_owned())
             },
             sweep: sweep(exp, snake),

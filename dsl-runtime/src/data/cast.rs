@@ -6,7 +6,9 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::{Device, FloatDType};
 
-use crate::model::precision::CastFn;
+/// How a batch's float tensors are cast to the run's 16-bit type (integer and boolean tensors
+/// stay as they are): `CastFloats::cast_floats` for the batch type.
+pub type CastFn<B> = fn(B, FloatDType) -> B;
 
 /// `inner`, its batches cast to `dtype` by `cast`.
 pub(crate) struct Casting<I, B> {

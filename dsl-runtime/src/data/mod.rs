@@ -8,6 +8,7 @@ mod order;
 mod splits;
 
 pub use augment::{Augment, AugmentFn, AugmentRng};
+pub use cast::CastFn;
 pub(crate) use cast::casting;
 pub use ints::checked_ints;
 pub(crate) use loader::Shard;

@@ -6,11 +6,8 @@ use std::cell::Cell;
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{FloatDType, Gradients, Tensor};
 
+pub use crate::data::CastFn;
 use crate::erased::AnyModule;
-
-/// How a batch's float tensors are cast to the run's 16-bit type (integer and boolean tensors
-/// stay as they are): `CastFloats::cast_floats` for the batch type.
-pub type CastFn<B> = fn(B, FloatDType) -> B;
 
 thread_local! {
     /// The scale the loss of the step running on this thread is multiplied by before its

@@ -12,7 +12,6 @@ use burn::tensor::{Bool, BoolStore, Bytes, DType, Int, Tensor};
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 
-use crate::config::precision::Precision;
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::FitError;
 use crate::output::atomic::replace_file;
@@ -26,16 +25,16 @@ pub fn export_safetensors<M: Module + 'static>(model: &M, path: &Path) -> Result
     export(AnyModule::new(model.clone()), path)
 }
 
-/// [`export_safetensors`] with the float weights in `precision`'s type: f32, the weights as
-/// trained, or a 16-bit copy for inference in that type (`--export` of a `precision: bf16`
-/// experiment, or `--precision`).
+/// [`export_safetensors`] with the float weights cast to `low` (`Precision::low`): `None`, the
+/// f32 weights as trained, or a 16-bit copy for inference in that type (`--export` of a
+/// `precision: bf16` experiment, or `--precision`).
 pub fn export_safetensors_as<M: Module + 'static>(
     model: &M,
     path: &Path,
-    precision: Precision,
+    low: Option<burn::tensor::FloatDType>,
 ) -> Result<(), FitError> {
     let model = AnyModule::new(model.clone());
-    match precision.low() {
+    match low {
         Some(dtype) => export(crate::model::precision::cast_weights(model, dtype), path),
         None => export(model, path),
     }
