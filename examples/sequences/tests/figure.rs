@@ -2,11 +2,14 @@
 
 use sequences::{Sequences, SequencesConfig};
 
-#[test]
-fn variable_length_sequences_are_classified_through_the_mask() {
+/// The experiment trained in `precision`, and its last validation accuracy.
+fn train(
+    precision: dsl_runtime::Precision,
+) -> (dsl_runtime::FitReport<sequences::SequencesModel>, f64) {
     let dir = tempfile::tempdir().unwrap();
     let config = SequencesConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
+        precision,
         ..Sequences::config()
     };
     let report =
@@ -17,6 +20,12 @@ fn variable_length_sequences_are_classified_through_the_mask() {
         .unwrap()
         .values();
     let last = *accuracy.last().unwrap();
+    (report, last)
+}
+
+#[test]
+fn variable_length_sequences_are_classified_through_the_mask() {
+    let (_, last) = train(dsl_runtime::Precision::F32);
     assert!(last >= 95.0, "valid accuracy {last}");
     // Lengths vary within a batch: the padding is real.
     let lengths: Vec<usize> = (0..20)
@@ -30,20 +39,7 @@ fn variable_length_sequences_are_classified_through_the_mask() {
 /// type of the embeddings it multiplies (`.cast(embedded.dtype())`), and still classifies.
 #[test]
 fn in_bf16_the_model_casts_the_floats_it_builds_and_still_classifies() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = SequencesConfig {
-        artifacts: dir.path().to_string_lossy().into_owned(),
-        precision: dsl_runtime::Precision::Bf16,
-        ..Sequences::config()
-    };
-    let report =
-        Sequences::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true).unwrap();
-    let accuracy = report
-        .history
-        .get(dsl_runtime::Split::Valid, "accuracy")
-        .unwrap()
-        .values();
-    let last = *accuracy.last().unwrap();
+    let (report, last) = train(dsl_runtime::Precision::Bf16);
     assert!(last >= 95.0, "bf16 valid accuracy {last}");
     assert!(
         report
