@@ -143,7 +143,7 @@ impl burn::data::dataset::Dataset<Digit> for Images {
         let x = (0..3 * SIDE * SIDE)
             .map(|j| {
                 let (row, col) = ((j / SIDE) % SIDE, j % SIDE);
-                let stripe = ((row + col * class) % (class + 2) == 0) as u8 as f32;
+                let stripe = f32::from(u8::from((row + col * class).is_multiple_of(class + 2)));
                 stripe + 0.1 * noise(k as u64, j as u64)
             })
             .collect();

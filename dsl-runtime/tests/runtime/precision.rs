@@ -55,14 +55,10 @@ fn fit(dir: &Path, precision: Precision, epochs: usize) -> Fit<Scaled> {
     fit_of(Scaled { mlp: mlp(3) }, dir, precision, epochs)
 }
 
-fn fit_of<M: burn::train::LearnerModel>(
-    model: M,
-    dir: &Path,
-    precision: Precision,
-    epochs: usize,
-) -> Fit<M>
+fn fit_of<M>(model: M, dir: &Path, precision: Precision, epochs: usize) -> Fit<M>
 where
-    M: TrainStep<Input = Batch, Output = ClassificationOutput>
+    M: burn::train::LearnerModel
+        + TrainStep<Input = Batch, Output = ClassificationOutput>
         + InferenceStep<Input = Batch, Output = ClassificationOutput>,
 {
     Fit::new(model, AdamConfig::new().init(), 1e-2)
