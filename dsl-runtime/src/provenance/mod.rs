@@ -31,6 +31,10 @@ pub struct Provenance {
     pub burn: String,
     /// `rustc --version` of the compiler that built the binary.
     pub rustc: String,
+    /// The vector instructions of the CPU it ran on ([`cpu_level`]); absent in records made
+    /// before it was kept, and then not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
     /// The commit of the experiment's project, `None` outside a git work tree.
     pub git: Option<GitState>,
     /// A fingerprint of each split (`train`, `valid`, `test`).
@@ -108,6 +112,7 @@ impl Provenance {
             dsl_runtime_commit: option_env!("DSL_RUNTIME_COMMIT").map(str::to_owned),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
+            cpu: Some(cpu_level().to_owned()),
             git,
             data: BTreeMap::new(),
         }
@@ -140,6 +145,9 @@ impl Provenance {
         );
         compare("burn", self.burn.clone(), now.burn.clone());
         compare("rustc", self.rustc.clone(), now.rustc.clone());
+        if let (Some(was), Some(is)) = (&self.cpu, &now.cpu) {
+            compare("CPU vector instructions", was.clone(), is.clone());
+        }
         // A flag not known on either side (a run that did not end) is not compared.
         let known = |g: &Option<GitState>| g.as_ref().and_then(|g| g.dirty).is_some();
         let compare_dirty = known(&self.git) && known(&now.git);
@@ -163,6 +171,36 @@ impl Provenance {
             );
         }
         out
+    }
+}
+
+/// The widest vector instructions of this CPU that Burn's CPU backend (`flex`, through the
+/// `macerator` crate) picks at run time: a sum over 32 floats is 2 registers of 16 lanes on
+/// x86-64-v4 (AVX-512) and 4 of 8 on x86-64-v3 (AVX2), added in another order, so the same run
+/// differs in the last bits between the two (seen: `--batch-size 8` or `32` of the seed task;
+/// 16 agrees). A run reproduces bit for bit on a CPU of the same level.
+pub fn cpu_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+        {
+            "x86-64-v4 (AVX-512)"
+        } else if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            "x86-64-v3 (AVX2)"
+        } else if std::arch::is_x86_feature_detected!("sse4.2") {
+            "x86-64-v2 (SSE4.2)"
+        } else {
+            "x86-64 (no vector extensions past SSE2)"
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::env::consts::ARCH
     }
 }
 
@@ -282,14 +320,23 @@ mod tests {
         );
         let mut now = was.clone();
         now.burn = "0.23.0".into();
+        now.cpu = Some("aarch64".into());
         now.data.get_mut("train").unwrap().hash = Some("bb".into());
         assert_eq!(
             was.differences(&now),
             [
                 "burn: 0.22.1 → 0.23.0",
+                &format!("CPU vector instructions: {} → aarch64", cpu_level())[..],
                 "data `train`: 3 items, hash aa → 3 items, hash bb"
             ]
         );
         assert!(was.differences(&was).is_empty());
+        // A record from before the CPU was kept claims no difference of it.
+        let old = Provenance {
+            cpu: None,
+            ..now.clone()
+        };
+        assert!(old.differences(&now).is_empty());
+        assert!(now.differences(&old).is_empty());
     }
 }

@@ -568,6 +568,13 @@ fn verify_reruns_a_run_and_reports_bit_identity_or_the_first_difference() {
         1
     );
 
+    // As if recorded on another CPU: its vector instructions are named among the causes.
+    let config_path = run_dir.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&config_path).unwrap()).unwrap();
+    let ours = config["provenance"]["cpu"].as_str().unwrap().to_owned();
+    config["provenance"]["cpu"] = "aarch64".into();
+    std::fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
     let out = run(&[
         "--verify",
         run_dir.to_str().unwrap(),
@@ -583,6 +590,10 @@ fn verify_reruns_a_run_and_reports_bit_identity_or_the_first_difference() {
     );
     assert!(
         said.contains("setting `hyperparameters.lr`: saved 0.1, now 0.2"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("CPU vector instructions: aarch64 → {ours}")),
         "{said}"
     );
 }

@@ -44,7 +44,7 @@ fn the_books_job_array_fills_the_ranked_table_a_local_sweep_writes() {
         tasks.join("\n")
     );
     let local = tempfile::tempdir().unwrap();
-    let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "batch_size=16,32"];
+    let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "epochs=2,3"];
     let out = Command::new(BIN)
         .args(grid)
         .args(["--jobs", "2", "--quiet", "--artifacts"])
