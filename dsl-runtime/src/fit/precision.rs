@@ -16,9 +16,9 @@
 //! step whose gradients overflowed is skipped and the scale halved; after
 //! 2000 good steps it doubles. The scale is part of the checkpoint.
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{ModuleVisitor, Param};
 use burn::optim::GradientsParams;
-use burn::tensor::{FloatDType, Int, Tensor, TensorReadError};
+use burn::tensor::{FloatDType, Tensor, TensorReadError};
 use burn::train::{LearnerModel, TrainOutput, TrainStep};
 
 use crate::checkpoint::loss_scale::LossScale;
@@ -26,8 +26,8 @@ use crate::config::precision::Precision;
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
 pub(crate) use crate::model::precision::cast_weights;
-use crate::model::precision::{Cast, scaled};
 pub use crate::model::precision::{CastFn, backward};
+use crate::model::precision::{cast_leaves, scaled};
 
 /// A run's 16-bit precision: the type, and for f16 the loss scale.
 #[derive(Debug)]
@@ -55,12 +55,7 @@ impl LowPrecision {
         model: &M,
         batch: <M as TrainStep>::Input,
     ) -> Result<TrainOutput<<M as TrainStep>::Output>, SettingError> {
-        let copy = AnyModule::new(model.clone())
-            .map(&mut Cast {
-                dtype: self.dtype,
-                leaves: true,
-            })
-            .into_inner::<M>();
+        let copy = cast_leaves(AnyModule::new(model.clone()), self.dtype).into_inner::<M>();
         let scale = self.scale.map(|s| s.scale);
         let output =
             scaled(scale, || TrainStep::step(&copy, batch)).ok_or_else(|| SettingError {
@@ -98,15 +93,7 @@ impl LowPrecision {
         let Some(scale) = &mut self.scale else {
             return Ok(true);
         };
-        let mut count = NonFinite { grads, total: None };
-        model.visit(&mut count);
-        let finite = match count.total {
-            Some(total) => {
-                crate::metric::reads::count();
-                total.try_into_scalar::<i64>()? == 0
-            }
-            None => true,
-        };
+        let finite = super::finite::non_finite_gradients(model, grads)? == 0;
         scale.update(finite);
         Ok(finite)
     }
@@ -127,24 +114,6 @@ impl ModuleVisitor for ToF32<'_> {
                 None => grad,
             };
             self.grads.register(param.id, grad);
-        }
-    }
-}
-
-/// How many gradient values are NaN or infinite.
-struct NonFinite<'a> {
-    grads: &'a GradientsParams,
-    total: Option<Tensor<1, Int>>,
-}
-
-impl ModuleVisitor for NonFinite<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        if let Some(grad) = self.grads.get::<D>(param.id) {
-            let bad = grad.is_finite().bool_not().int().sum();
-            self.total = Some(match self.total.take() {
-                Some(total) => total + bad,
-                None => bad,
-            });
         }
     }
 }

@@ -47,11 +47,20 @@ pub(crate) fn cast_weights(model: AnyModule, dtype: FloatDType) -> AnyModule {
     })
 }
 
-/// Casts every float parameter to `dtype`; with `leaves`, each cast is a leaf of its own that
-/// requires a gradient where the f32 weight did.
-pub(crate) struct Cast {
-    pub dtype: FloatDType,
-    pub leaves: bool,
+/// `model` with every float weight cast to `dtype` as a leaf of its own (same id) that requires
+/// a gradient where the f32 weight did: the copy a 16-bit step runs on (`fit::precision` says
+/// why leaves).
+pub(crate) fn cast_leaves(model: AnyModule, dtype: FloatDType) -> AnyModule {
+    model.map(&mut Cast {
+        dtype,
+        leaves: true,
+    })
+}
+
+/// Casts every float parameter to `dtype`; with `leaves`, each cast is a leaf of its own.
+struct Cast {
+    dtype: FloatDType,
+    leaves: bool,
 }
 
 impl ModuleMapper for Cast {
