@@ -400,10 +400,12 @@ fn with_options(
     // How a 16-bit run casts its batches: the batch's `CastFloats` where it has one, so that
     // `--precision` works on any experiment whose batch can be cast; with the key written,
     // a batch without it is an error at the key (`precision_check`).
+    // The batch type is named through the step impl, not again at the user's token: a
+    // misspelt type is then one error (the impl's), not one more here.
     let batch_ty = &step.batch_ty;
     let casts = quote! {{
         use #Rt::{Casts as _, NoCasts as _};
-        (&#Rt::CastProbe::<#batch_ty>::new()).casts()
+        (&#Rt::CastProbe::<<#model_name as #Rt::burn::train::TrainStep>::Input>::new()).casts()
     }};
     let precision_check = exp.low_precision().map(|key| {
         let f = Ident::new("precision", key.span());
