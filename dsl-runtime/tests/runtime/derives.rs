@@ -192,14 +192,15 @@ fn nested_arrays_stack_as_images_and_token_lists_pad_with_a_mask() {
     );
 }
 
-/// A 16-bit run's cast (`precision: bf16`): the float tensors take the type, the integer ones,
-/// the mask and the lengths stay as built, and the values are the nearest bf16 ones.
+/// A 16-bit run's cast (`precision: bf16`, or f16 on a device without bf16 arithmetic, as
+/// lavapipe): the float tensors take the type, the integer ones, the mask and the lengths stay
+/// as built, and the values are the nearest 16-bit ones.
 #[test]
 fn a_derived_batch_casts_its_float_tensors_only() {
     use burn::data::dataloader::batcher::Batcher;
     use burn::tensor::{DType, FloatDType};
     let sample = Shapes {
-        image: [[1.0, 1.0 + 1.0 / 512.0, 2.0], [3.0, 4.0, 5.0]],
+        image: [[1.0, 1.0 + 1.0 / 4096.0, 2.0], [3.0, 4.0, 5.0]],
         volume: [[[1, 1], [2, 3]], [[4, 5], [6, 7]]],
         tokens: vec![1, 2],
         label: 1,
@@ -212,8 +213,19 @@ fn a_derived_batch_casts_its_float_tensors_only() {
         batch.tokens_lengths.dtype(),
         batch.label.dtype(),
     );
-    let cast = dsl_runtime::CastFloats::cast_floats(batch, FloatDType::BF16);
-    assert_eq!(cast.image.dtype(), DType::BF16);
+    let supported = [
+        (FloatDType::BF16, DType::BF16),
+        (FloatDType::F16, DType::F16),
+    ]
+    .into_iter()
+    .find(|(low, _)| device().inner().supports_dtype(*low));
+    // A device with neither (ndarray) refuses a 16-bit run before any batch is cast:
+    // `precision.rs` asserts that refusal.
+    let Some((low, dtype)) = supported else {
+        return;
+    };
+    let cast = dsl_runtime::CastFloats::cast_floats(batch, low);
+    assert_eq!(cast.image.dtype(), dtype);
     assert_eq!(
         (
             cast.volume.dtype(),
@@ -224,7 +236,7 @@ fn a_derived_batch_casts_its_float_tensors_only() {
         ),
         ints
     );
-    // 1 + 2^-9 is below bf16's resolution at 1 (2^-7): it rounds to 1.
+    // 1 + 2^-12 is below bf16's and f16's resolution at 1 (2^-7, 2^-10): it rounds to 1.
     let values: Vec<f32> = cast
         .image
         .into_data()
