@@ -14,7 +14,7 @@
 //! With f16, whose smallest normal value is 6.1e-5, the loss is multiplied by a scale before
 //! the backward pass and the gradients divided by it afterwards (PyTorch's `GradScaler`): a
 //! step whose gradients overflowed is skipped and the scale halved; after
-//! 2000 good steps it doubles. The scale is part of the checkpoint.
+//! [`GROWTH_INTERVAL`](crate::checkpoint::loss_scale::GROWTH_INTERVAL) good steps it doubles. The scale is part of the checkpoint.
 
 use burn::module::{ModuleVisitor, Param};
 use burn::optim::GradientsParams;
@@ -25,9 +25,8 @@ use crate::checkpoint::loss_scale::LossScale;
 use crate::config::precision::Precision;
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::SettingError;
-pub(crate) use crate::model::precision::cast_weights;
 pub use crate::model::precision::{CastFn, backward};
-use crate::model::precision::{cast_leaves, scaled};
+use crate::model::precision::{cast_leaves, cast_weights, scaled};
 
 /// A run's 16-bit precision: the type, and for f16 the loss scale.
 #[derive(Debug)]
