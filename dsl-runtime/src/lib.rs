@@ -152,7 +152,7 @@ pub mod __private {
     pub use crate::model::tuning;
     pub use crate::model::weights;
     pub use crate::model::weights::export_safetensors;
-    pub use crate::parallel::{ItemCodec, Portable, PortablePart};
+    pub use crate::parallel::{ItemCodec, Portable, PortablePart, Sharding};
     pub use crate::provenance::{
         ByCount, ByDebug, ByValues, Fingerprint, ItemHasher, Probe, Provenance,
     };

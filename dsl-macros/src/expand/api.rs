@@ -436,6 +436,11 @@ fn with_options(
         let call = respan(quote!(#f()), key.span());
         let portable = respan(quote!(#Rt::Portable), key.span());
         // The step's one output type is both steps' output: one bound, one call.
+        // A named optimizer says how its parameters may be split between the ranks.
+        let sharding = match exp.optimizer.as_ref() {
+            Some(Optimizer::Named { .. }) => quote!(.sharding(#config.optimizer.sharding())),
+            _ => TokenStream::new(),
+        };
         quote_spanned! {key.span()=>
             .data_parallel({
                 fn #f<T: #portable>() -> (#Rt::ItemCodec<T>, #Rt::ItemCodec<T>) {
@@ -443,6 +448,7 @@ fn with_options(
                 }
                 #call
             })
+            #sharding
         }
     });
     let data = Ident::new("data", Span::mixed_site());

@@ -171,6 +171,22 @@ impl OptimizerSpec {
         Ok(self.build(Placed::Group(optimizer, group)))
     }
 
+    /// How a data-parallel run splits the parameters for this optimizer: ranges of values where
+    /// its step is elementwise (each value's update reads that value, its gradient and its own
+    /// state, and the parameter's step count), whole tensors for LAMB, whose trust ratio is a
+    /// norm over the tensor.
+    pub fn sharding(&self) -> crate::parallel::Sharding {
+        match self {
+            OptimizerSpec::Lamb { .. } => crate::parallel::Sharding::Tensors,
+            OptimizerSpec::Sgd { .. }
+            | OptimizerSpec::Adam { .. }
+            | OptimizerSpec::AdamW { .. }
+            | OptimizerSpec::RmsProp { .. }
+            | OptimizerSpec::AdaGrad { .. }
+            | OptimizerSpec::Lion { .. } => crate::parallel::Sharding::Ranges,
+        }
+    }
+
     /// Each setting against the range `training!` checks it by at compile time (one table,
     /// `dsl_vocabulary::optimizer`).
     fn check(&self) -> Result<(), FitError> {

@@ -40,7 +40,9 @@ pub(super) fn clip_global_norm(
 /// [`clip_global_norm`] on a rank of a data-parallel run, whose `grads` are those of the
 /// parameters it owns: each owner sends the squared norm of each of its gradients to every
 /// rank, and every rank adds them up in the model's order, with the tensor additions one
-/// process makes, so the norm and the clipped gradients have the one-process bits.
+/// process makes, so the norm and the clipped gradients have the one-process bits. The owners
+/// are of whole tensors: a norm over ranges would add in another order
+/// ([`crate::parallel::Sharding`]).
 pub(super) fn clip_sharded<O>(
     model: ModelRef<'_>,
     grads: &mut GradientsParams,
@@ -49,7 +51,7 @@ pub(super) fn clip_sharded<O>(
 ) -> Result<f64, FitError> {
     let mut own = OwnSquares {
         grads,
-        mine: |index| parallel.owners().mine(index),
+        mine: |index| parallel.owners().mine(index).is_some(),
         index: 0,
         squares: Vec::new(),
     };

@@ -508,7 +508,7 @@ impl<M: LearnerModel> TrainState<M> {
     fn apply(
         &mut self,
         grads: GradientsParams,
-        mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
+        parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
     ) -> Result<bool, FitError> {
         if let Some(low) = &mut self.precision
             && !low
@@ -522,10 +522,7 @@ impl<M: LearnerModel> TrainState<M> {
             return Ok(false);
         }
         self.next_lr();
-        self.update(grads, parallel.as_deref_mut())?;
-        if let Some(parallel) = parallel {
-            self.model = parallel.share_weights(self.model.clone())?;
-        }
+        self.update(grads, parallel)?;
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }
@@ -545,23 +542,35 @@ impl<M: LearnerModel> TrainState<M> {
     fn update(
         &mut self,
         mut grads: GradientsParams,
-        parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
+        mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
     ) -> Result<(), FitError> {
         if let Some(max) = self.clip_norm {
             let model = ModelRef::new(&self.model);
             match parallel {
-                Some(parallel) => clip_sharded(model, &mut grads, max, parallel).map(drop)?,
+                Some(ref mut parallel) => {
+                    clip_sharded(model, &mut grads, max, parallel).map(drop)?
+                }
                 None => clip_global_norm(model, &mut grads, max)
                     .map(drop)
                     .map_err(clip_error)?,
             }
         }
-        self.model = (self.optimize)(
-            self.model.clone(),
-            &mut self.optimizer,
-            self.lr.clone(),
-            grads,
-        );
+        let Some(parallel) = parallel else {
+            self.model = (self.optimize)(
+                self.model.clone(),
+                &mut self.optimizer,
+                self.lr.clone(),
+                grads,
+            );
+            return Ok(());
+        };
+        // A rank steps the values it owns (whole tensors, or ranges of them cut out of the
+        // model), then puts the model together from every rank's new values.
+        let started = std::time::Instant::now();
+        let pieces = parallel.pieces(self.model.clone());
+        let stepped = (self.optimize)(pieces, &mut self.optimizer, self.lr.clone(), grads);
+        parallel.traffic.stepped += started.elapsed();
+        self.model = parallel.share_weights(stepped)?;
         Ok(())
     }
 

@@ -46,7 +46,7 @@ use crate::output::progress::Progress;
 use crate::output::run_writer::RunWriter;
 use crate::parallel::mirror::Mirror;
 use crate::parallel::step::{Outputs, Parallel};
-use crate::parallel::{ItemCodec, ParallelError};
+use crate::parallel::{ItemCodec, ParallelError, Sharding};
 use crate::provenance::Provenance;
 use early_stop::EarlyStop;
 use ema::Ema;
@@ -81,6 +81,7 @@ pub struct Fit<M: LearnerModel> {
     hyperparameters: serde_json::Value,
     provenance: Option<Provenance>,
     parallel: Option<ParallelSetup<M>>,
+    sharding: Sharding,
     optimize: Optimize<M>,
     steps: Option<Steps<M>>,
     casts: BatchCasts<M>,
@@ -236,6 +237,7 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters: serde_json::Value::Null,
             provenance: None,
             parallel: None,
+            sharding: Sharding::default(),
             optimize,
             steps: None,
             casts: BatchCasts {
@@ -307,6 +309,16 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// How the ranks of a data-parallel run split the parameters between them (whole tensors
+    /// unless set): `Sharding::Ranges` only for an optimizer whose step is elementwise, such as
+    /// `OptimizerSpec::sharding` says (`training!` sets it so). The optimizer step, a model's
+    /// own `TrainStep::optimize` included, then receives tensors of shape `[1, …, 1, n]` holding
+    /// a range of a parameter's values. Clipping by the global norm keeps whole tensors.
+    pub fn sharding(mut self, sharding: Sharding) -> Self {
+        self.sharding = sharding;
+        self
+    }
+
     /// Plays `steps` on each batch in place of `TrainStep::step`: a several-optimizer
     /// experiment ([`steps::several`] builds them with the optimizer and schedule this `Fit`
     /// must be given). Not with `grad_accumulation` or data-parallel training.
@@ -354,6 +366,7 @@ impl<M: LearnerModel> Fit<M> {
             hyperparameters,
             provenance,
             parallel,
+            sharding,
             optimize,
             steps,
             casts,
@@ -466,12 +479,18 @@ impl<M: LearnerModel> Fit<M> {
         let ema = moving_average(&model, options.ema, start.ema)?
             .map(|ema| Ok::<_, FitError>(ema.only(averaged(&model, &options.ema_on)?)))
             .transpose()?;
+        // The norm of the gradients adds each tensor's squares, in one piece.
+        let sharding = match clip_norm {
+            Some(_) => Sharding::Tensors,
+            None => sharding,
+        };
         let parallel = parallel.map(|(group, setup)| DataParallel {
             exchange: Parallel::new(
                 group,
                 setup.train,
                 train_device.clone().inner(),
                 ModelRef::new(&model),
+                sharding,
             ),
             valid: Outputs::new(group, setup.valid, train_device.clone().inner()),
             code: setup.code,

@@ -241,10 +241,10 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         if let Some(reason) = &stop {
             summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
         }
-        if let Some(parallel) = &self.state.parallel {
+        if let Some(parallel) = &mut self.state.parallel {
             summary.push_str(&format!(
                 "\n{}; {}\n",
-                parallel.exchange.traffic.summary(),
+                parallel.exchange.summary(),
                 parallel.valid.summary()
             ));
         }

@@ -4,13 +4,14 @@
 //! every cluster runs for that is MPI, so the processes `mpirun` (or `srun`) starts, the ranks,
 //! train one run together here. Each rank holds the whole model. An optimizer step takes `N`
 //! consecutive batches of the epoch's order, one per rank: rank `r` builds and steps only batch
-//! `r` of each group. Each parameter has one owner rank ([`owners`], balanced by size): the
-//! ranks send each gradient to its owner and every step output to every rank ([`step`]); an
-//! owner adds its parameters' gradients up in rank order, which are the additions Burn's
-//! `GradientsAccumulator` makes in one process with `grad_accumulation: N`, applies the
-//! optimizer step to them and sends their new values to every rank; every rank feeds the
-//! training metrics every output in batch order. The run is therefore defined as, and tested
-//! equal to, that one-process run. An owner alone keeps its parameters' optimizer state
+//! `r` of each group. Each parameter value has one owner rank ([`owners`]: a contiguous range
+//! of the flattened parameters per rank for an elementwise optimizer, whole tensors balanced by
+//! size otherwise): the ranks send each gradient value to its owner and every step output to
+//! every rank ([`step`]); an owner adds its values' gradients up in rank order, which are the
+//! additions Burn's `GradientsAccumulator` makes in one process with `grad_accumulation: N`,
+//! applies the optimizer step to them and sends their new values to every rank; every rank
+//! feeds the training metrics every output in batch order. The run is therefore defined as,
+//! and tested equal to, that one-process run. An owner alone keeps its values' optimizer state
 //! (ZeRO stage 1, [`state`]); rank 0 gathers it for its checkpoints.
 //!
 //! Validation and the test split are divided the same way: rank `r` measures every `N`-th
@@ -29,10 +30,13 @@ mod owners;
 mod portable;
 pub(crate) mod state;
 pub(crate) mod step;
+#[cfg(test)]
+mod threads;
 mod wire;
 
 use std::sync::OnceLock;
 
+pub use owners::Sharding;
 pub use portable::{ItemCodec, Portable, PortablePart};
 
 /// The messages data-parallel training needs between ranks.
