@@ -2,17 +2,18 @@
 # Data-parallel cost: `mpirun -n 2` against one process with `grad_accumulation: 2` (the same
 # run, checked below), one thread per process, whole process timed (start-up included),
 # medians of RUNS runs (default 5). Three cases: the benchmark's medium task (MLP 784→256→10,
-# 8,192 items, batch 64) at 2 and at 10 epochs, and a compute-bound MLP (784→768→768→10,
-# batch 128, `bin/deep.rs`) at 4 epochs. Prints per case the wall-time ratio, rank 0's
-# summary line (the exchange's share of training time, bytes sent per step, the share of the
-# optimizer state rank 0 keeps) and the peak RSS of one process and of each rank.
+# 8,192 items, batch 64) at 2 and at 10 epochs, a compute-bound MLP (784→768→768→10,
+# batch 128, `bin/deep.rs`) at 4 epochs, and one whose 768x768 matrix holds 74 % of the values
+# (256→768→768→10, `bin/dominant.rs`) at 8 epochs. Prints per case the wall-time ratio, rank
+# 0's summary line (bytes sent per step, the share of the optimizer state rank 0 keeps, and
+# where each rank's training time went) and the peak RSS of one process and of each rank.
 # Open MPI runs with `--mca pml ob1`: on one node its default UCX layer adds 0.2 s to every
 # start (MPI_Init + MPI_Finalize of an empty C program: 0.35 s, 0.14 s with ob1).
 # Needs Open MPI: apt-get install openmpi-bin libopenmpi-dev libclang-dev.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
-cargo build --release -q -p data_parallel --bin medium --bin deep --features mpi
+cargo build --release -q -p data_parallel --bin medium --bin deep --bin dominant --features mpi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export RAYON_NUM_THREADS=1
@@ -50,3 +51,4 @@ case_() {
 case_ medium medium medium_parallel 2
 case_ medium medium medium_parallel 10
 case_ deep deep deep_parallel 4
+case_ dominant dominant dominant_parallel 8
