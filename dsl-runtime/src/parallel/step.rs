@@ -853,14 +853,17 @@ mod tests {
         (model, optimizer.into_bytes().unwrap())
     }
 
-    /// The same steps on `ranks` threads, each rank stepping the values `sharding` gives it:
-    /// every rank's weights, and the state rank 0 merged.
+    /// What [`threads`] ends with: every rank's weights, the state rank 0 merged, and each
+    /// rank's share of the values.
+    type Ranks = (Vec<Vec<Vec<u8>>>, Bytes, Vec<(usize, usize)>);
+
+    /// The same steps on `ranks` threads, each rank stepping the values `sharding` gives it.
     fn threads(
         start: (Net, ModuleOptimizer),
         ranks: usize,
         steps: std::ops::Range<usize>,
         sharding: Sharding,
-    ) -> (Vec<Vec<Vec<u8>>>, Bytes, Vec<(usize, usize)>) {
+    ) -> Ranks {
         let results: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = Threads::group(ranks)
                 .into_iter()
