@@ -154,7 +154,33 @@ fn the_sweep_table_of_the_book_is_what_a_sweep_prints() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(artifacts.lines(&out.stdout), table);
+    let printed = artifacts.lines(&out.stdout);
+    assert_eq!(printed.len(), table.len(), "{printed:#?}");
+    // The book's values were printed on an x86-64-v3 (AVX2) CPU. On AVX-512 (v4), flex sums
+    // the validation split's short batch of 8 with wider vectors, in another order, and the
+    // 2-epoch trials' losses differ in their last digits (the sessions page and
+    // `provenance.cpu` say so). Every other cell is the same; the values agree to 1e-6.
+    for (printed, shown) in printed.iter().zip(&table) {
+        let cells = |row: &str| {
+            row.split('|')
+                .map(str::trim)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let (printed, shown) = (cells(printed), cells(shown));
+        assert_eq!(printed.len(), shown.len());
+        for (p, s) in printed.iter().zip(&shown) {
+            match (p.parse::<f64>(), s.parse::<f64>()) {
+                (Ok(p), Ok(s)) if p.fract() != 0.0 || s.fract() != 0.0 => {
+                    assert!(
+                        (p - s).abs() <= 1e-6 * s.abs(),
+                        "{p} against the book's {s}"
+                    )
+                }
+                _ => assert_eq!(p, s),
+            }
+        }
+    }
 }
 
 #[test]
