@@ -3,8 +3,9 @@
 # run, checked below), one thread per process, whole process timed (start-up included),
 # medians of RUNS runs (default 5). Three cases: the benchmark's medium task (MLP 784→256→10,
 # 8,192 items, batch 64) at 2 and at 10 epochs, a compute-bound MLP (784→768→768→10,
-# batch 128, `bin/deep.rs`) at 4 epochs, and one whose 768x768 matrix holds 74 % of the values
-# (256→768→768→10, `bin/dominant.rs`) at 8 epochs. Prints per case the wall-time ratio, rank
+# batch 128, `bin/deep.rs`) at 4 epochs, and the same binary reading 256 features, whose
+# 768x768 matrix then holds 74 % of the values (256→768→768→10, `--set inputs=256`), at 8
+# epochs. Prints per case the wall-time ratio, rank
 # 0's summary line (bytes sent per step, the share of the optimizer state rank 0 keeps, and
 # where each rank's training time went) and the peak RSS of one process and of each rank.
 # Open MPI runs with `--mca pml ob1`: on one node its default UCX layer adds 0.2 s to every
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
-cargo build --release -q -p data_parallel --bin medium --bin deep --bin dominant --features mpi
+cargo build --release -q -p data_parallel --bin medium --bin deep --features mpi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export RAYON_NUM_THREADS=1
@@ -24,14 +25,14 @@ seconds() { local s=$(date +%s.%N); "$@" >/dev/null 2>"$out/stderr"; echo "$(dat
 peaks() { grep -o 'peak-rss [0-9]*' "$out/stderr" | awk '{print $2}' | tr '\n' ' '; }
 
 case_() {
-    local label=$1 bin=target/release/$2 name=$3 epochs=$4
+    local label=$1 bin=target/release/$2 name=$3 epochs=$4 set=${5:-}
     local one=() two=() one_rss=() rank_rss=() summary=""
     for i in $(seq "$runs"); do
         one+=("$(seconds /usr/bin/time -f 'peak-rss %M' "$bin" --artifacts "$out/one-$i" \
-            --epochs "$epochs" --set grad_accumulation=2 --quiet)")
+            --epochs "$epochs" ${set:+--set "$set"} --set grad_accumulation=2 --quiet)")
         one_rss+=("$(peaks)")
         two+=("$(seconds mpirun --allow-run-as-root --oversubscribe --mca pml ob1 -n 2 \
-            sh -c "exec /usr/bin/time -f \"peak-rss %M\" $bin --artifacts $out/two-$i --epochs $epochs")")
+            sh -c "exec /usr/bin/time -f \"peak-rss %M\" $bin --artifacts $out/two-$i --epochs $epochs ${set:+--set $set}")")
         rank_rss+=("$(peaks)")
         summary=$(grep '^data parallel' "$out/stderr")
     done
@@ -51,4 +52,4 @@ case_() {
 case_ medium medium medium_parallel 2
 case_ medium medium medium_parallel 10
 case_ deep deep deep_parallel 4
-case_ dominant dominant dominant_parallel 8
+case_ dominant deep deep_parallel 8 inputs=256

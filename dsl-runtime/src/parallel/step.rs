@@ -571,9 +571,10 @@ struct SumGrads<'a> {
 
 impl ModuleVisitor for SumGrads<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-        let owned = self.owners.param(self.index);
+        let index = self.index;
         self.index += 1;
-        let Some(piece) = self.owners.mine(self.index - 1) else {
+        let owned = self.owners.param(index);
+        let Some(piece) = self.owners.mine(index) else {
             return;
         };
         let whole = owned.is_whole(piece);
