@@ -35,6 +35,18 @@ pub(crate) struct Piece {
     pub range: Range<usize>,
 }
 
+impl Piece {
+    /// The shape its values travel and are stepped in, in a tensor of rank `rank`:
+    /// `[1, …, 1, values]`.
+    pub fn dims(&self, rank: usize) -> Vec<usize> {
+        let mut dims = vec![1; rank];
+        if let Some(last) = dims.last_mut() {
+            *last = self.range.len();
+        }
+        dims
+    }
+}
+
 /// One float parameter: its id, shape and who owns which of its values.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Owned {

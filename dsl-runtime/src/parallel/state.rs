@@ -45,14 +45,10 @@ pub(crate) fn keep_own(
         }
         let size = dtype.size();
         let range = &bytes[piece.range.start * size..piece.range.end * size];
-        let mut dims = vec![1; param.dims.len()];
-        if let Some(last) = dims.last_mut() {
-            *last = piece.range.len();
-        }
         tensors.push(burn_pack::Tensor::new(
             name,
             dtype,
-            dims,
+            piece.dims(param.dims.len()),
             id,
             Bytes::from_bytes_vec(range.to_vec()),
         ));

@@ -11,7 +11,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use super::owners::{Owned, Owners, Piece, Sharding};
-use super::wire::{Share, decode_tensors, encode_tensors};
+use super::wire::{Share, View, decode_tensors, encode_tensors};
 use super::{Collective, Gathered, ItemCodec, ParallelError};
 use crate::erased::{AnyModule, ModelRef};
 
@@ -134,13 +134,14 @@ impl<O> Parallel<O> {
                     grads: &grads,
                     owners: &self.owners,
                     index: 0,
-                    to: vec![Vec::new(); size],
+                    data: Vec::new(),
+                    to: (0..size).map(|_| Vec::new()).collect(),
                 };
                 model.visit(&mut by_owner);
                 let item = (self.codec.parts)(item);
-                for (to, grads) in by_owner.to.iter().enumerate() {
+                for to in 0..size {
                     if to != rank {
-                        Share::encode(interrupted, grads, &item, &mut self.send);
+                        Share::encode(interrupted, &by_owner.views(to), &item, &mut self.send);
                     }
                     self.ends.push(self.send.len());
                 }
@@ -497,13 +498,20 @@ impl Traffic {
     }
 }
 
-/// This rank's gradients of the values other ranks own, by owner, in visiting order: a whole
-/// tensor's gradient, or the range of it a piece covers.
+/// This rank's gradients of the values other ranks own, by owner, in visiting order: each
+/// gradient's data read once (`data`), and per owner which of them, and which range, it gets.
 struct ByOwner<'a> {
     grads: &'a GradientsParams,
     owners: &'a Owners,
     index: usize,
-    to: Vec<Vec<Option<TensorData>>>,
+    data: Vec<TensorData>,
+    to: Vec<Vec<Option<Sent>>>,
+}
+
+/// What an owner gets of one gradient: `data[grad]`, whole or the values of `piece`.
+struct Sent {
+    grad: usize,
+    piece: Option<Piece>,
 }
 
 impl ModuleVisitor for ByOwner<'_> {
@@ -515,37 +523,42 @@ impl ModuleVisitor for ByOwner<'_> {
         if others.peek().is_none() {
             return;
         }
-        let Some(grad) = self.grads.get::<D>(param.id).map(Tensor::into_data) else {
-            for piece in others {
-                self.to[piece.rank].push(None);
-            }
-            return;
-        };
-        if owned.pieces.len() == 1 {
-            // One owner, another rank: the gradient as it is, moved, not copied.
-            self.to[owned.pieces[0].rank].push(Some(grad));
-            return;
-        }
+        let grad = self.grads.get::<D>(param.id).map(Tensor::into_data);
+        let index = self.data.len();
+        self.data.extend(grad);
         for piece in others {
-            self.to[piece.rank].push(Some(slice::<D>(&grad, piece)));
+            let sent = (self.data.len() > index).then(|| Sent {
+                grad: index,
+                piece: (!owned.is_whole(piece)).then(|| piece.clone()),
+            });
+            self.to[piece.rank].push(sent);
         }
     }
 }
 
-/// The values of `piece` of a tensor's `data`, as a tensor `[1, …, 1, values]` of the same rank.
-fn slice<const D: usize>(data: &TensorData, piece: &Piece) -> TensorData {
-    let size = data.dtype().size();
-    let bytes = &data.as_bytes()[piece.range.start * size..piece.range.end * size];
-    TensorData::from_bytes_vec(bytes.to_vec(), piece_dims::<D>(piece), data.dtype())
+impl ByOwner<'_> {
+    /// What owner `rank` gets, as the message carries it: a range as `[1, …, 1, values]`
+    /// ([`flat`]), borrowed from the gradient's bytes.
+    fn views(&self, rank: usize) -> Vec<Option<View<'_>>> {
+        self.to[rank]
+            .iter()
+            .map(|sent| {
+                let sent = sent.as_ref()?;
+                let data = &self.data[sent.grad];
+                let mut view = View::from(data);
+                if let Some(piece) = &sent.piece {
+                    let size = view.dtype.size();
+                    view.bytes = &view.bytes[piece.range.start * size..piece.range.end * size];
+                    view.dims = piece.dims(view.dims.len());
+                }
+                Some(view)
+            })
+            .collect()
+    }
 }
 
-/// The shape a piece is stepped in: its values along the last dimension. An elementwise
-/// optimizer step does not see the shape, so this equals stepping the whole tensor.
-fn piece_dims<const D: usize>(piece: &Piece) -> [usize; D] {
-    flat(piece.range.len())
-}
-
-/// `[1, …, 1, values]`: `values` in a tensor of rank `D`.
+/// `[1, …, 1, values]`: `values` in a tensor of rank `D`, the shape a range is stepped in. An
+/// elementwise optimizer step does not see the shape, so this equals stepping the whole tensor.
 pub(crate) fn flat<const D: usize>(values: usize) -> [usize; D] {
     let mut dims = [1; D];
     dims[D - 1] = values;
@@ -610,7 +623,7 @@ impl ModuleVisitor for SumGrads<'_> {
 }
 
 /// The model an owner steps: each tensor this rank owns a range of replaced by that range
-/// ([`piece_dims`]), with the tensor's id, module path and training state, so that the
+/// ([`flat`]), with the tensor's id, module path and training state, so that the
 /// optimizer finds the parameter's group, rate and state as for the whole tensor. Tensors this
 /// rank owns whole, or not at all, are left as they are.
 struct ToPieces<'a> {

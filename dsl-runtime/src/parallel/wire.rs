@@ -6,6 +6,25 @@
 
 use burn::tensor::{Bytes, DType, TensorData};
 
+/// A tensor's values as a message carries them, borrowed: a whole tensor, or the bytes of a
+/// range of one with the shape it travels in. Encoded straight from the tensor's data, so a
+/// range is copied once, into the message.
+pub(crate) struct View<'a> {
+    pub dtype: DType,
+    pub dims: Vec<usize>,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> From<&'a TensorData> for View<'a> {
+    fn from(data: &'a TensorData) -> Self {
+        Self {
+            dtype: data.dtype(),
+            dims: data.shape().to_vec(),
+            bytes: data.as_bytes(),
+        }
+    }
+}
+
 /// What one rank sends another for an optimizer step.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Share {
@@ -23,15 +42,15 @@ impl Share {
     /// encoded from borrowed parts, since one rank sends its step output to every other.
     pub fn encode(
         interrupted: bool,
-        grads: &[Option<TensorData>],
+        grads: &[Option<View<'_>>],
         item: &[TensorData],
         out: &mut Vec<u8>,
     ) {
         out.push(u8::from(interrupted));
-        put_optional(out, grads);
+        put_optional(out, grads.iter().map(Option::as_ref));
         put_len(out, item.len());
         for part in item {
-            put_tensor(out, part);
+            put_tensor(out, &part.into());
         }
     }
 
@@ -54,7 +73,8 @@ impl Share {
 /// A list of tensors, some absent: its bytes, written over `out`.
 pub(crate) fn encode_tensors(tensors: &[Option<TensorData>], out: &mut Vec<u8>) {
     out.clear();
-    put_optional(out, tensors);
+    let views: Vec<Option<View<'_>>> = tensors.iter().map(|t| t.as_ref().map(View::from)).collect();
+    put_optional(out, views.iter().map(Option::as_ref));
 }
 
 /// The list [`encode_tensors`] wrote.
@@ -65,7 +85,10 @@ pub(crate) fn decode_tensors(bytes: &[u8]) -> Result<Vec<Option<TensorData>>, St
     Ok(tensors)
 }
 
-fn put_optional(out: &mut Vec<u8>, tensors: &[Option<TensorData>]) {
+fn put_optional<'a, 'b: 'a>(
+    out: &mut Vec<u8>,
+    tensors: impl ExactSizeIterator<Item = Option<&'a View<'b>>>,
+) {
     put_len(out, tensors.len());
     for tensor in tensors {
         match tensor {
@@ -82,13 +105,13 @@ fn put_len(out: &mut Vec<u8>, len: usize) {
     out.extend_from_slice(&(len as u64).to_le_bytes());
 }
 
-fn put_tensor(out: &mut Vec<u8>, data: &TensorData) {
-    let head = serde_json::to_vec(&(data.dtype(), data.shape().to_vec()))
-        .expect("a dtype and dimensions serialize");
+fn put_tensor(out: &mut Vec<u8>, view: &View<'_>) {
+    let head =
+        serde_json::to_vec(&(view.dtype, &view.dims)).expect("a dtype and dimensions serialize");
     put_len(out, head.len());
     out.extend_from_slice(&head);
-    put_len(out, data.as_bytes().len());
-    out.extend_from_slice(data.as_bytes());
+    put_len(out, view.bytes.len());
+    out.extend_from_slice(view.bytes);
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -154,7 +177,7 @@ impl<'a> Reader<'a> {
 mod tests {
     use burn::tensor::TensorData;
 
-    use super::{Share, decode_tensors, encode_tensors};
+    use super::{Share, View, decode_tensors, encode_tensors};
 
     #[test]
     fn a_share_reads_back_as_written_and_damage_is_an_error() {
@@ -168,8 +191,24 @@ mod tests {
             item: vec![TensorData::new(vec![3i64, 1], [2])],
         };
         let mut bytes = Vec::new();
-        Share::encode(share.interrupted, &share.grads, &share.item, &mut bytes);
+        let views: Vec<_> = share
+            .grads
+            .iter()
+            .map(|g| g.as_ref().map(View::from))
+            .collect();
+        Share::encode(share.interrupted, &views, &share.item, &mut bytes);
         assert_eq!(Share::decode(&bytes).unwrap(), share);
+        // A range of a tensor travels as its own tensor, from the whole one's bytes.
+        let whole = TensorData::new(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3]);
+        let range = View {
+            dtype: whole.dtype(),
+            dims: vec![1, 2],
+            bytes: &whole.as_bytes()[8..16],
+        };
+        let mut one = Vec::new();
+        Share::encode(false, &[Some(range)], &[], &mut one);
+        let sent = Share::decode(&one).unwrap().grads.remove(0).unwrap();
+        assert_eq!(sent, TensorData::new(vec![3.0f32, 4.0], [1, 2]));
         for cut in [0, 1, 9, bytes.len() / 2, bytes.len() - 1] {
             assert!(Share::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
