@@ -124,6 +124,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::app::cli;
+    pub use crate::app::search;
     pub use crate::app::sweep;
     pub use crate::app::verify;
     pub use crate::checkpoint::{Policy, Resume};

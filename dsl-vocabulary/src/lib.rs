@@ -12,6 +12,7 @@ pub mod engine;
 pub mod keys;
 pub mod metrics;
 pub mod optimizer;
+pub mod search;
 mod suggest;
 pub mod sweep;
 pub mod synonyms;

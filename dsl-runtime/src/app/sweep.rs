@@ -31,6 +31,8 @@ pub struct Plan {
     /// The metrics the experiment records, `split.key`, to check `--rank-by` before any trial
     /// trains; empty when not known (then a wrong one is found when the first trial ends).
     recorded: Vec<String>,
+    /// The search `training!` declares, if any.
+    search: Option<crate::app::search::Declared>,
 }
 
 /// One swept key and its values, in the order written.
@@ -119,7 +121,29 @@ impl Plan {
                 })
                 .collect(),
             recorded: Vec::new(),
+            search: None,
         }
+    }
+
+    /// The search `training!` declares.
+    pub fn search(mut self, declared: crate::app::search::Declared) -> Self {
+        self.search = Some(declared);
+        self
+    }
+
+    /// The search `training!` declares, if any.
+    pub fn declared(&self) -> Option<&crate::app::search::Declared> {
+        self.search.as_ref()
+    }
+
+    /// The metrics the experiment records, `split.metric` (empty when not known).
+    pub fn recorded_metrics(&self) -> &[String] {
+        &self.recorded
+    }
+
+    /// The experiment's name (snake case), which names its folders.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The metrics the experiment records, as `(split, key)`.
@@ -352,37 +376,10 @@ pub fn run_children(
     args: &[String],
     env: &[(&str, String)],
 ) -> Result<Vec<usize>, CliError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot find this program to run trials: {e}")))?;
+    let exe = this_program()?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    let spawn = |trial: usize| -> Result<(Child, Vec<JoinHandle<()>>), CliError> {
-        let log_path = dir.join(format!("trial-{trial}.log"));
-        let log = std::fs::File::create(&log_path)
-            .map_err(|e| CliError::new(format!("cannot write {}: {e}", log_path.display())))?;
-        let log = Arc::new(Mutex::new(log));
-        let mut child = Command::new(&exe)
-            .args(args)
-            .arg("--trial")
-            .arg(trial.to_string())
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| CliError::new(format!("cannot start trial {trial}: {e}")))?;
-        let echo = jobs <= 1;
-        let copies = [
-            child
-                .stdout
-                .take()
-                .map(|out| copy_lines(out, log.clone(), echo, false)),
-            child
-                .stderr
-                .take()
-                .map(|err| copy_lines(err, log.clone(), echo, true)),
-        ];
-        Ok((child, copies.into_iter().flatten().collect()))
-    };
+    let spawn = |trial| spawn_trial(&exe, dir, args, env, trial, jobs <= 1, false);
     let mut failed = Vec::new();
     let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
     let mut next = 0;
@@ -418,6 +415,71 @@ pub fn run_children(
     }
     failed.sort_unstable();
     Ok(failed)
+}
+
+/// This program, to start trials of.
+pub(crate) fn this_program() -> Result<PathBuf, CliError> {
+    std::env::current_exe()
+        .map_err(|e| CliError::new(format!("cannot find this program to run trials: {e}")))
+}
+
+/// Starts trial `trial` as `exe args.. --trial K`, `env` added, its output copied to
+/// `trial-<K>.log` in `dir` and, with `echo`, to this terminal. With `die_with_parent` (Linux),
+/// the child is killed when this process dies, so that a study resumed after a kill never
+/// finds its trial still training beside the resumed one.
+pub(crate) fn spawn_trial(
+    exe: &Path,
+    dir: &Path,
+    args: &[String],
+    env: &[(&str, String)],
+    trial: usize,
+    echo: bool,
+    die_with_parent: bool,
+) -> Result<(Child, Vec<JoinHandle<()>>), CliError> {
+    let log_path = dir.join(format!("trial-{trial}.log"));
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", log_path.display())))?;
+    let log = Arc::new(Mutex::new(log));
+    let mut command = Command::new(exe);
+    command
+        .args(args)
+        .arg("--trial")
+        .arg(trial.to_string())
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(target_os = "linux")]
+    if die_with_parent {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe and touches only the child being started.
+        unsafe {
+            command.pre_exec(|| {
+                match libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = die_with_parent;
+    let mut child = command
+        .spawn()
+        .map_err(|e| CliError::new(format!("cannot start trial {trial}: {e}")))?;
+    let copies = [
+        child
+            .stdout
+            .take()
+            .map(|out| copy_lines(out, log.clone(), echo, false)),
+        child
+            .stderr
+            .take()
+            .map(|err| copy_lines(err, log.clone(), echo, true)),
+    ];
+    Ok((child, copies.into_iter().flatten().collect()))
 }
 
 /// Copies a child's output into its log, line by line, and to this process's stdout or stderr

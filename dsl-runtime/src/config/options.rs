@@ -117,6 +117,10 @@ pub struct FitOptions {
     /// the optimizer steps f32 weights whatever it is. Not written when f32.
     #[serde(default, skip_serializing_if = "Precision::is_f32")]
     pub precision: Precision,
+    /// A callback the command line adds to the run (a study's trial reports each epoch's
+    /// objective and is told when to stop): not a setting, so not written.
+    #[serde(skip)]
+    pub watch: Option<crate::fit::callback::Watch>,
 }
 
 /// [`FitOptions::read_every`]'s default.
@@ -160,6 +164,7 @@ impl Default for FitOptions {
             mlflow: None,
             read_every: READ_EVERY,
             precision: Precision::F32,
+            watch: None,
         }
     }
 }

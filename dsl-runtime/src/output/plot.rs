@@ -77,6 +77,107 @@ pub(crate) fn sweep_svg(
     Ok(svg)
 }
 
+/// One trial as `study.svg` draws it: its objective, whether it was pruned, and its value of
+/// each searched key on that key's axis (the logarithm for a `log_uniform` key).
+pub(crate) struct StudyPoint {
+    pub trial: usize,
+    pub objective: f64,
+    pub pruned: bool,
+    pub keys: Vec<f64>,
+}
+
+/// `study.svg`: the objective of each trial with the best so far (of complete trials), then
+/// the objective against each key (`axes`: the keys' axis titles). Pruned trials are grey.
+pub(crate) fn study_svg(
+    objective: &str,
+    maximize: bool,
+    axes: &[String],
+    points: &[StudyPoint],
+) -> Result<String, String> {
+    let panels = 1 + axes.len();
+    let columns = panels.clamp(1, 2) as u32;
+    let rows = panels.div_ceil(2) as u32;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (PANEL.0 * columns, PANEL.1 * rows))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let areas = root.split_evenly((rows as usize, columns as usize));
+        let finite: Vec<&StudyPoint> = points.iter().filter(|p| p.objective.is_finite()).collect();
+        let mut best = Vec::new();
+        let mut so_far: Option<f64> = None;
+        for p in finite.iter().filter(|p| !p.pruned) {
+            let better = so_far.is_none_or(|b| if maximize { p.objective > b } else { p.objective < b });
+            if better {
+                so_far = Some(p.objective);
+            }
+            best.push((p.trial as f64, so_far.unwrap_or(p.objective)));
+        }
+        let by_trial: Vec<(f64, f64, bool)> = finite
+            .iter()
+            .map(|p| (p.trial as f64, p.objective, p.pruned))
+            .collect();
+        scatter(&areas[0], "trial", objective, &by_trial, Some(&best)).map_err(|e| e.to_string())?;
+        for (k, (axis, area)) in axes.iter().zip(areas.iter().skip(1)).enumerate() {
+            let by_key: Vec<(f64, f64, bool)> = finite
+                .iter()
+                .filter_map(|p| Some((*p.keys.get(k)?, p.objective, p.pruned)))
+                .filter(|(x, _, _)| x.is_finite())
+                .collect();
+            scatter(area, axis, objective, &by_key, None).map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// Points `(x, objective, pruned)`, with a line through `line` when given.
+fn scatter<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    x_desc: &str,
+    objective: &str,
+    points: &[(f64, f64, bool)],
+    line: Option<&[(f64, f64)]>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let span = |values: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if !lo.is_finite() {
+            return (0.0, 1.0);
+        }
+        let pad = ((hi - lo) * 0.05).max(1e-9);
+        (lo - pad, hi + pad)
+    };
+    let (x0, x1) = span(&mut points.iter().map(|p| p.0));
+    let (y0, y1) = span(&mut points.iter().map(|p| p.1));
+    let mut chart = ChartBuilder::on(area)
+        .caption(format!("{objective} by {x_desc}"), ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart.configure_mesh().x_desc(x_desc).y_desc(objective).draw()?;
+    let grey = RGBColor(160, 160, 160);
+    chart.draw_series(
+        points
+            .iter()
+            .map(|&(x, y, pruned)| Circle::new((x, y), 3, if pruned { grey.filled() } else { BLUE.filled() })),
+    )?;
+    if let Some(line) = line {
+        chart
+            .draw_series(LineSeries::new(line.iter().copied(), RED.stroke_width(2)))?
+            .label("best so far")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    Ok(())
+}
+
 /// A labelled line: its legend text, color and `(epoch, value)` points.
 type Curve = (String, RGBColor, Vec<(usize, f64)>);
 

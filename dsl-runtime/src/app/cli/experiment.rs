@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Args, main};
+use crate::app::search::TrialRun;
 use crate::app::sweep::Plan;
 use crate::app::verify::Recorded;
 use crate::fit::{FitReport, test_line};
@@ -132,7 +133,18 @@ pub fn run<E: Experiment>(
                     message: "--mlflow-log-model logs to the server MLFLOW_TRACKING_URI names: set it (e.g. `http://127.0.0.1:5000`)".into(),
                 });
             }
-            let report = E::train(config.clone(), &device, |options| args.adjust(options))?;
+            let report = E::train(config.clone(), &device, |options| {
+                args.adjust(options);
+                options.watch = args.study_trial.as_ref().map(TrialRun::watch);
+            });
+            if let Some(trial) = &args.study_trial {
+                let interrupted = matches!(report, Err(FitError::Interrupted { .. }));
+                let mut trial = trial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if let Err(e) = trial.finish(report.is_ok(), interrupted) {
+                    say!("error: the study's record of this trial cannot be written: {e}");
+                }
+            }
+            let report = report?;
             if let Some(trial) = &args.sweep_trial {
                 trial.record(&report.history, &report.run_dir)?;
             }

@@ -114,16 +114,43 @@ pub struct Args {
     /// the values `sweep:` gives that key). Each combination is a trial with its own run.
     #[arg(long = "sweep", value_name = "KEY=V1,V2")]
     pub sweep: Vec<String>,
-    /// Run the sweep's trials as N processes at once.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "trial")]
+    /// Run the sweep's or study's trials as N processes at once (a study's trial K is drawn
+    /// from trials 0 to K-N alone, so the same seed draws the same trials whatever N is).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
     /// Rank the sweep's trials by this recorded metric, e.g. `valid.accuracy` (default: the
     /// metric `best(..)` watches, else `valid.loss`).
     #[arg(long, value_name = "SPLIT.METRIC")]
     pub rank_by: Option<String>,
-    /// Run only trial K of the sweep (from 0), e.g. one task of a cluster's job array.
+    /// Run only trial K of the sweep or study (from 0), e.g. one task of a cluster's job
+    /// array (a study's: with the array's `--jobs N`).
     #[arg(long, value_name = "K")]
     pub trial: Option<usize>,
+    /// Search a config key over a distribution, e.g. `--search lr=log_uniform(1e-4,1e-1)`,
+    /// `uniform(A,B)`, `int(A,B)` or `choice(A,B,..)` (repeatable; replaces what `search:`
+    /// gives that key). Each trial draws its values and trains its own run.
+    #[arg(long = "search", value_name = "KEY=DIST")]
+    pub search: Vec<String>,
+    /// Trials of the study (default: its `trials`, else 20); a larger budget extends it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub trials: Option<u64>,
+    /// The metric the study optimizes and its direction, e.g. `max(valid.accuracy)`
+    /// (default: its `objective`, else `min(valid.loss)`).
+    #[arg(long, value_name = "min|max(SPLIT.METRIC)")]
+    pub objective: Option<String>,
+    /// How the study draws trials (default: its `sampler`, else `tpe`).
+    #[arg(long, value_name = "NAME", value_parser = ["tpe", "random"])]
+    pub sampler: Option<String>,
+    /// How the study stops bad trials at an epoch's end (default: its `prune`, else `none`).
+    #[arg(long, value_name = "NAME", value_parser = ["none", "median", "asha"])]
+    pub prune: Option<String>,
+    /// The study's seed (default: its `seed`, else 0).
+    #[arg(long, value_name = "N")]
+    pub search_seed: Option<u64>,
+    /// The study's trial this process trains, set by [`main`] from `--trial`: told each
+    /// epoch's objective, and recorded when training ends.
+    #[arg(skip)]
+    pub study_trial: Option<std::sync::Arc<std::sync::Mutex<crate::app::search::TrialRun>>>,
     /// The trial this process trains, set by [`main`] from `--trial`: recorded in the sweep
     /// when training ends.
     #[arg(skip)]
@@ -497,6 +524,10 @@ where
             say!("error: trials {trials:?} failed; rerun one with `--trial K` to see why");
             return ExitCode::FAILURE;
         }
+        Err(Swept::Interrupted) => {
+            say!("study interrupted: the same command resumes it");
+            return ExitCode::from(130);
+        }
     };
     let outcome = train(config, &args);
     report(&args, outcome)
@@ -506,6 +537,8 @@ where
 enum Swept {
     Usage(CliError),
     Failed(Vec<usize>),
+    /// A study stopped by Ctrl-C or SIGTERM.
+    Interrupted,
 }
 
 impl From<CliError> for Swept {
@@ -521,6 +554,27 @@ fn sweep<C: Serialize + DeserializeOwned>(
     config: C,
     plan: Plan,
 ) -> Result<Option<C>, Swept> {
+    let json = serde_json::to_value(&config).map_err(|e| CliError::new(e.to_string()))?;
+    let flags = crate::app::search::Flags {
+        search: &args.search,
+        trials: args.trials.map(|n| n as usize),
+        objective: args.objective.as_deref(),
+        sampler: args.sampler.as_deref(),
+        prune: args.prune.as_deref(),
+        seed: args.search_seed,
+        jobs: args.jobs.unwrap_or(1) as usize,
+    };
+    if let Some((definition, trials)) =
+        crate::app::search::definition(plan.declared(), &flags, &json, plan.recorded_metrics())?
+    {
+        return study(args, config, &plan, definition, trials);
+    }
+    if args.jobs.is_some() && args.trial.is_some() {
+        return Err(CliError::new(
+            "--jobs runs a sweep's trials and --trial one of them: give one of the two",
+        )
+        .into());
+    }
     let plan = plan.with_flags(&args.sweep)?;
     let plan = match &args.rank_by {
         Some(metric) => plan.rank_by(metric)?,
@@ -561,7 +615,6 @@ fn sweep<C: Serialize + DeserializeOwned>(
         }
         return Ok(Some(config));
     }
-    let json = serde_json::to_value(&config).map_err(|e| CliError::new(e.to_string()))?;
     // Every trial's config is checked before any trains: a wrong key or value fails at once.
     let trials = plan.trials();
     let mut configs = Vec::with_capacity(trials.len());
@@ -620,6 +673,131 @@ fn sweep<C: Serialize + DeserializeOwned>(
                 Err(Swept::Failed(failed))
             }
         }
+    }
+}
+
+/// The config this process trains in a study: trial K's with `--trial K` (resumed from its
+/// checkpoint when it was training as the study was killed); `None` once this process ran the
+/// study's trials as children.
+fn study<C: Serialize + DeserializeOwned>(
+    args: &mut Args,
+    config: C,
+    plan: &Plan,
+    definition: crate::app::search::study::Definition,
+    trials: usize,
+) -> Result<Option<C>, Swept> {
+    use crate::app::search::{self, Prepared, TrialRun, study::Study};
+    let reads_a_run = args.test_only
+        || args.predict
+        || args.mlflow_sync
+        || args.export.is_some()
+        || args.verify.is_some()
+        || args.fast_dev_run;
+    if reads_a_run {
+        if args.search.is_empty() && args.trial.is_none() && args.jobs.is_none() {
+            return Ok(Some(config));
+        }
+        return Err(CliError::new(
+            "a study trains: --search, --trial and --jobs cannot be combined with --test-only, --predict, --export, --verify or --fast-dev-run",
+        )
+        .into());
+    }
+    if !plan.is_empty() || !args.sweep.is_empty() {
+        return Err(CliError::new(
+            "an experiment searches or sweeps, not both: remove `sweep`/`--sweep`, or `search`/`--search`",
+        )
+        .into());
+    }
+    if crate::parallel::group().is_some() && args.trial.is_none() {
+        return Err(CliError::new(
+            "a study starts its trials as child processes: start it without mpirun (data-parallel training is for one trial, with --trial K)",
+        )
+        .into());
+    }
+    let json = serde_json::to_value(&config).map_err(|e| CliError::new(e.to_string()))?;
+    // Each key at both ends of its range makes a config: a wrong key or type fails at once.
+    let configured = |settings: &[(String, Value)]| -> Result<C, CliError> {
+        let mut trial = json.clone();
+        for (key, value) in settings {
+            set(&mut trial, key, value.clone(), "--search")?;
+        }
+        serde_json::from_value::<C>(trial).map_err(|error| {
+            let error = crate::read::shorten(&error.to_string()).into_owned();
+            let culprit = settings
+                .iter()
+                .find(|(key, value)| fails_alone::<C>(&json, key, value, "--search"));
+            CliError::new(match culprit {
+                Some((key, value)) => format!(
+                    "search: config key `{key}` cannot take {}: {error}",
+                    crate::read::shorten(&value.to_string())
+                ),
+                None => format!("search: a trial's config is invalid: {error}"),
+            })
+        })
+    };
+    for param in &definition.space {
+        let range = param.dist.range();
+        for x in [range.start(), range.end() - range.width() * 1e-9] {
+            configured(&[(param.key.clone(), param.dist.value(x))])?;
+        }
+    }
+    let artifacts = PathBuf::from(json["artifacts"].as_str().unwrap_or("artifacts"));
+    let study = Study::new(&artifacts, plan.name(), definition);
+    if let Some(k) = args.trial {
+        if k >= trials {
+            return Err(CliError::new(format!(
+                "--trial {k}: the study has trials 0 to {} (--trials {trials})",
+                trials - 1
+            ))
+            .into());
+        }
+        return match TrialRun::prepare(study.clone(), k)? {
+            Prepared::Ended(state) => {
+                say!(
+                    "study: trial {k} is {} in {}: nothing to train",
+                    state.as_str(),
+                    study.dir.display()
+                );
+                Ok(None)
+            }
+            Prepared::Train {
+                trial,
+                params,
+                resume,
+            } => {
+                let mut settings = params;
+                if let Some(run) = resume {
+                    settings.push(("run".to_owned(), Value::from(run)));
+                    settings.push(("resume".to_owned(), Value::from("latest")));
+                }
+                let config = configured(&settings)?;
+                args.study_trial = Some(trial);
+                Ok(Some(config))
+            }
+        };
+    }
+    say!(
+        "study: {trials} trials, {} at a time, in {}",
+        study.definition.jobs,
+        study.dir.display()
+    );
+    let parent = crate::output::mlflow::SweepParent::start(&study.dir);
+    let env: Vec<(&str, String)> = parent.iter().map(|p| p.env()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ended = search::run(&study, trials, &args, &env, parent.as_ref())?;
+    if let Some(parent) = parent {
+        parent.end(ended.failed.is_empty() && !ended.interrupted);
+    }
+    match search::report::write(&study) {
+        Ok(table) => show!("{table}"),
+        Err(e) => say!("error: cannot write the study's report: {e}"),
+    }
+    match ended {
+        search::Ended {
+            interrupted: true, ..
+        } => Err(Swept::Interrupted),
+        search::Ended { failed, .. } if !failed.is_empty() => Err(Swept::Failed(failed)),
+        _ => Ok(None),
     }
 }
 

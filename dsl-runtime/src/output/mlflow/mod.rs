@@ -132,6 +132,18 @@ impl SweepParent {
         (PARENT_RUN, self.run_id.clone())
     }
 
+    /// Tags the run of a trial that ended (`dsl.trial.state`: complete, pruned, failed), so
+    /// the server tells pruned children apart; one line when it cannot.
+    pub fn tag_trial(&self, run_dir: &Path, state: &str) {
+        let Some(ledger) = Ledger::read(run_dir) else {
+            return;
+        };
+        let tag = [("dsl.trial.state".to_owned(), state.to_owned())];
+        if let Err(error) = self.client.log_batch(&ledger.run_id, &[], &[], &tag) {
+            say!("warning: MLflow: trial run {} keeps no state tag: {error}", ledger.run_id);
+        }
+    }
+
     pub fn end(self, succeeded: bool) {
         let status = if succeeded { "FINISHED" } else { "FAILED" };
         if let Err(error) = self.client.update(&self.run_id, status, Some(now_ms())) {

@@ -1,0 +1,195 @@
+//! `study.md`, `study.csv` and `study.svg`, rewritten from the trial records whenever a trial
+//! ends (each file replaced atomically).
+
+use serde_json::Value;
+
+use super::space::Dist;
+use super::study::{State, Study, TrialRecord};
+use crate::output::atomic::replace_file;
+use crate::output::plot::{StudyPoint, study_svg};
+
+/// What the study has done so far, in numbers.
+#[derive(Debug, PartialEq)]
+pub struct Tally {
+    /// Trials in each state.
+    pub complete: usize,
+    #[allow(missing_docs)]
+    pub pruned: usize,
+    #[allow(missing_docs)]
+    pub failed: usize,
+    #[allow(missing_docs)]
+    pub running: usize,
+    /// Epochs trained by all trials, and what they would have trained unpruned.
+    pub epochs: usize,
+    #[allow(missing_docs)]
+    pub budget: usize,
+    /// The best complete trial, its epoch and value.
+    pub best: Option<(usize, usize, f64)>,
+}
+
+/// Counts `records`.
+pub fn tally(study: &Study, records: &[TrialRecord]) -> Tally {
+    let objective = &study.definition.objective;
+    let count = |state| records.iter().filter(|r| r.state == state).count();
+    let mut best: Option<(usize, usize, f64)> = None;
+    for record in records.iter().filter(|r| r.state == State::Complete) {
+        if let Some((epoch, value)) = record.best(objective) {
+            let better = best.is_none_or(|(_, _, b)| objective.loss(value) < objective.loss(b));
+            if better {
+                best = Some((record.trial, epoch, value));
+            }
+        }
+    }
+    Tally {
+        complete: count(State::Complete),
+        pruned: count(State::Pruned),
+        failed: count(State::Failed),
+        running: count(State::Running),
+        epochs: records.iter().map(|r| r.curve.len()).sum(),
+        budget: records
+            .iter()
+            .map(|r| r.last_epoch.unwrap_or(r.curve.len()))
+            .sum(),
+        best,
+    }
+}
+
+/// Rewrites the three files; returns `study.md`.
+pub fn write(study: &Study) -> std::io::Result<String> {
+    let records = study.records();
+    let definition = &study.definition;
+    let objective = &definition.objective;
+    let t = tally(study, &records);
+    let keys: Vec<&str> = definition.space.iter().map(|p| p.key.as_str()).collect();
+    let mut md = format!(
+        "# Study `{}`\n\n{} by {} sampling (seed {}), pruner {}, {} at a time.\n\n",
+        study.dir.file_name().unwrap_or_default().to_string_lossy(),
+        objective.describe(),
+        serde_json::to_value(definition.sampler).unwrap_or_default().as_str().unwrap_or(""),
+        definition.seed,
+        serde_json::to_value(definition.pruner).unwrap_or_default().as_str().unwrap_or(""),
+        definition.jobs,
+    );
+    md += &format!(
+        "Space: {}.\n\nTrials: {} complete, {} pruned, {} failed, {} running. Epochs trained: {} of {} ({:.0} %).\n\n",
+        definition
+            .space
+            .iter()
+            .map(|p| format!("`{}` {}", p.key, p.dist.describe()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        t.complete,
+        t.pruned,
+        t.failed,
+        t.running,
+        t.epochs,
+        t.budget,
+        100.0 * t.epochs as f64 / t.budget.max(1) as f64,
+    );
+    if let Some((trial, epoch, value)) = t.best {
+        let record = &records[records.iter().position(|r| r.trial == trial).unwrap_or(0)];
+        md += &format!(
+            "Best: trial {trial}, {} = {value} at epoch {epoch}, with {}.\n\n",
+            objective.metric,
+            settings(&record.params)
+        );
+    }
+    let header: Vec<String> = ["trial", "state"]
+        .into_iter()
+        .chain(keys.iter().copied())
+        .map(str::to_owned)
+        .chain([
+            format!("best {}", objective.metric),
+            "best so far".to_owned(),
+            "epochs".to_owned(),
+            "run".to_owned(),
+        ])
+        .collect();
+    md += &format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
+    let mut csv = header.join(",").replace("best so far", "best_so_far") + "\n";
+    let mut so_far: Option<f64> = None;
+    let mut points = Vec::new();
+    for record in &records {
+        let best = record.best(objective);
+        if record.state == State::Complete
+            && let Some((_, v)) = best
+            && so_far.is_none_or(|b| objective.loss(v) < objective.loss(b))
+        {
+            so_far = Some(v);
+        }
+        let cells: Vec<String> = [record.trial.to_string(), record.state.as_str().to_owned()]
+            .into_iter()
+            .chain(keys.iter().map(|key| {
+                record
+                    .params
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map_or_else(String::new, |(_, v)| v.to_string())
+            }))
+            .chain([
+                best.map_or_else(String::new, |(_, v)| v.to_string()),
+                so_far.map_or_else(String::new, |v| v.to_string()),
+                record.curve.len().to_string(),
+                record
+                    .run
+                    .as_ref()
+                    .map_or_else(String::new, |r| r.display().to_string()),
+            ])
+            .collect();
+        md += &format!("| {} |\n", cells.join(" | "));
+        csv += &format!("{}\n", cells.join(","));
+        if let Some((_, value)) = best
+            && matches!(record.state, State::Complete | State::Pruned)
+        {
+            points.push(StudyPoint {
+                trial: record.trial,
+                objective: value,
+                pruned: record.state == State::Pruned,
+                keys: definition
+                    .space
+                    .iter()
+                    .map(|p| axis_value(&p.dist, record.params.iter().find(|(k, _)| *k == p.key)))
+                    .collect(),
+            });
+        }
+    }
+    let axes: Vec<String> = definition
+        .space
+        .iter()
+        .map(|p| match p.dist {
+            Dist::LogUniform { .. } => format!("log10 {}", p.key),
+            Dist::Choice { .. } => format!("{} (choice index)", p.key),
+            _ => p.key.clone(),
+        })
+        .collect();
+    let svg = study_svg(&objective.metric, objective.maximize, &axes, &points)
+        .map_err(std::io::Error::other)?;
+    replace_file(&study.dir.join("study.md"), md.as_bytes())?;
+    replace_file(&study.dir.join("study.csv"), csv.as_bytes())?;
+    replace_file(&study.dir.join("study.svg"), svg.as_bytes())?;
+    Ok(md)
+}
+
+/// `lr=0.01, batch_size=32`.
+pub fn settings(params: &[(String, Value)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where a trial's value of a key goes on the key's axis.
+fn axis_value(dist: &Dist, param: Option<&(String, Value)>) -> f64 {
+    let Some((_, value)) = param else {
+        return f64::NAN;
+    };
+    match dist {
+        Dist::LogUniform { .. } => value.as_f64().map_or(f64::NAN, f64::log10),
+        Dist::Choice { values } => values
+            .iter()
+            .position(|v| v == value)
+            .map_or(f64::NAN, |i| i as f64),
+        _ => value.as_f64().unwrap_or(f64::NAN),
+    }
+}
