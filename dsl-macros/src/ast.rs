@@ -61,6 +61,8 @@ pub struct Experiment {
     pub devices: Option<Number>,
     /// `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`.
     pub sweep: Option<Vec<SweepAxis>>,
+    /// `search: { space: { lr: log_uniform(1e-4, 1e-1) }, trials: 30, .. }`.
+    pub search: Option<SearchKey>,
     /// `device: "cuda:0"`: the device `cli()` trains on unless `--device` names another.
     pub device: Option<LitStr>,
     /// `hparams: { hidden: usize = 64, .. }`: the experiment's own config fields.
@@ -132,6 +134,7 @@ impl Default for Experiment {
             device: None,
             hparams: None,
             sweep: None,
+            search: None,
             freeze: None,
             unfreeze: None,
             ema: None,
@@ -344,6 +347,46 @@ pub struct Hparam {
     /// Declared with its type or default missing (reported): a field of type `()` that no
     /// user expression is type-checked against, so that its readers add no error.
     pub broken: bool,
+}
+
+/// `search: { space: { .. }, trials: 30, objective: min(valid.loss), sampler: tpe, prune:
+/// median, seed: 0 }`.
+pub struct SearchKey {
+    pub space: Vec<SearchParam>,
+    pub trials: Option<Number>,
+    /// `min(valid.loss)`: `min` or `max`, and the metric.
+    pub objective: Option<(Ident, MetricRef)>,
+    pub sampler: Option<Ident>,
+    pub prune: Option<Ident>,
+    pub seed: Option<Number>,
+    /// The braces, for what the search lacks.
+    pub span: Span,
+}
+
+/// One key of a search's `space` and the distribution it is drawn from.
+pub struct SearchParam {
+    pub key: Ident,
+    /// The rest of a dotted key, as in [`SweepAxis`].
+    pub path: Vec<Ident>,
+    /// `log_uniform`, `uniform`, `int` or `choice`.
+    pub dist: Ident,
+    /// The low and high bounds (not of `choice`).
+    pub bounds: Vec<Number>,
+    /// The values of `choice`, literals as written.
+    pub values: Vec<syn::Lit>,
+    /// The distribution's parentheses.
+    pub span: Span,
+}
+
+impl SearchParam {
+    /// The key as the config's path.
+    pub fn name(&self) -> String {
+        std::iter::once(&self.key)
+            .chain(&self.path)
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
 }
 
 /// One key of `sweep: { .. }` and its values, literals as written.

@@ -373,6 +373,7 @@ fn top_level(
             )?)
         }
         "sweep" => exp.sweep = Some(sweep(input, errors)?),
+        "search" => exp.search = Some(search(input, errors)?),
         "hparams" => exp.hparams = Some(hparams(input, errors)?),
         "freeze" => exp.freeze = Some(module_paths(input, errors)?),
         "unfreeze" => exp.unfreeze = Some(number(input)?),
@@ -1539,6 +1540,117 @@ fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>>
             span: brackets.span.join(),
         })
     })
+}
+
+/// `{ space: { .. }, trials: 30, objective: min(valid.loss), .. }`, entry by entry; which keys
+/// and ranges fit is checked in `validate`.
+fn search(input: ParseStream, errors: &mut Errors) -> syn::Result<SearchKey> {
+    use dsl_vocabulary::search::{ENTRIES, PRUNERS, SAMPLERS};
+    let content;
+    let brace = braced!(content in input);
+    let mut key = SearchKey {
+        space: Vec::new(),
+        trials: None,
+        objective: None,
+        sampler: None,
+        prune: None,
+        seed: None,
+        span: brace.span.join(),
+    };
+    entries(&content, ENTRIES, errors, |name, input, errors| {
+        match name.to_string().as_str() {
+            "space" => key.space = space(input, errors)?,
+            "trials" => key.trials = Some(number(input)?),
+            "objective" => key.objective = Some(objective(input)?),
+            "sampler" => key.sampler = Some(choice(input, "sampler", SAMPLERS)?),
+            "prune" => key.prune = Some(choice(input, "pruner", PRUNERS)?),
+            "seed" => key.seed = Some(number(input)?),
+            _ => unreachable!("`entries` only passes known keys"),
+        }
+        Ok(())
+    })?;
+    Ok(key)
+}
+
+/// `{ lr: log_uniform(1e-4, 1e-1), batch_size: choice([16, 32]), .. }`.
+fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam>> {
+    use dsl_vocabulary::search::{DISTRIBUTIONS, distribution_names};
+    let content;
+    braced!(content in input);
+    const PARAM: (&str, &str) = (
+        "a space entry is a key and the distribution it is drawn from",
+        "write e.g. `space: { lr: log_uniform(1e-4, 1e-1), batch_size: choice([16, 32]) }`",
+    );
+    each_entry_in_form(&content, errors, PARAM, |content| {
+        let key: Ident = content.parse()?;
+        let mut path = Vec::new();
+        while content.peek(Token![.]) {
+            content.parse::<Token![.]>()?;
+            path.push(content.parse::<Ident>()?);
+        }
+        content.parse::<Token![:]>()?;
+        let dist: Ident = content.parse()?;
+        let names = distribution_names();
+        let Some((_, example)) = DISTRIBUTIONS.iter().find(|(name, _)| dist == name) else {
+            let fix = match closest(&dist.to_string(), &names) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("the distributions are {}", names.join(", ")),
+            };
+            return Err(syn::Error::new(
+                dist.span(),
+                format!("unknown distribution `{dist}`\nhelp: {fix}"),
+            ));
+        };
+        let args;
+        let parens = parenthesized!(args in content);
+        let (mut bounds, mut values) = (Vec::new(), Vec::new());
+        if dist == "choice" {
+            let list;
+            bracketed!(list in args);
+            values = Punctuated::<syn::Lit, Token![,]>::parse_terminated(&list)
+                .map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        format!("`choice` lists literal values\nhelp: write e.g. `{key}: {example}`"),
+                    )
+                })?
+                .into_iter()
+                .collect();
+        } else {
+            bounds = Punctuated::<Expr, Token![,]>::parse_terminated(&args)?
+                .iter()
+                .map(number_expr)
+                .collect::<syn::Result<_>>()?;
+            if bounds.len() != 2 {
+                return Err(syn::Error::new(
+                    parens.span.join(),
+                    format!("`{dist}` takes a low and a high bound\nhelp: write e.g. `{key}: {example}`"),
+                ));
+            }
+        }
+        Ok(SearchParam {
+            key,
+            path,
+            dist,
+            bounds,
+            values,
+            span: parens.span.join(),
+        })
+    })
+}
+
+/// `min(valid.loss)` or `max(valid.accuracy)`.
+fn objective(input: ParseStream) -> syn::Result<(Ident, MetricRef)> {
+    const FORM: &str = "an objective is `min(..)` or `max(..)` of a recorded metric\nhelp: write e.g. `objective: min(valid.loss)`";
+    let direction: Ident = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), FORM))?;
+    if direction != "min" && direction != "max" {
+        return Err(syn::Error::new(direction.span(), FORM));
+    }
+    let inner;
+    parenthesized!(inner in input);
+    Ok((direction, metric_ref(&inner)?))
 }
 
 /// `{ /// doc\n name: Type = default, .. }`.

@@ -24,6 +24,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     schedule_values(exp, errors);
     hparam_fields(exp, errors);
     sweep_axes(exp, &recorded, errors);
+    search_space(exp, &recorded, errors);
     resume_needs_checkpoints(exp, errors);
     devices_fit_the_strategy(exp, errors);
     our_loop_only(exp, errors);
@@ -364,6 +365,160 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             "a sweep ranks its trials by the metric `best(..)` watches, else `valid.loss`, and this experiment records neither",
             &help,
         );
+    }
+}
+
+/// A search draws keys a sweep could vary, once each, from distributions that fit the key's
+/// type and bounds, towards a recorded objective, with a whole budget of trials.
+fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
+    use dsl_vocabulary::search::{self, Holds};
+    let Some(search) = &exp.search else {
+        return;
+    };
+    if let Some(first) = exp.sweep.iter().flatten().next() {
+        err(
+            errors,
+            first.key.span(),
+            "an experiment sweeps or searches, not both",
+            "keep `search` (its `space` can draw this key with `choice([..])`) or `sweep`",
+        );
+    }
+    if search.space.is_empty() {
+        err(
+            errors,
+            search.span,
+            "a search needs a space to draw trials from",
+            "add e.g. `space: { lr: log_uniform(1e-4, 1e-1) }`",
+        );
+    }
+    match &search.objective {
+        Some((_, metric)) => must_be_recorded("the objective", metric, recorded, errors),
+        None => {
+            let example = match recorded.iter().find(|m| m.split == "valid") {
+                Some(metric) => format!("valid.{}", metric.key()),
+                None => "valid.loss".to_owned(),
+            };
+            err(
+                errors,
+                search.span,
+                "a search needs an objective: the recorded metric it optimizes, and which way",
+                &format!("add e.g. `objective: min({example})`"),
+            );
+        }
+    }
+    for (name, number) in [("trials", &search.trials), ("seed", &search.seed)] {
+        if let Some(number) = number
+            && (!number.is_int || (name == "trials" && number.value < 1.0))
+        {
+            let what = match name {
+                "trials" => "a whole number from 1",
+                _ => "a whole number",
+            };
+            err(
+                errors,
+                number.span,
+                &format!("`{name}` of a search is {what}"),
+                &format!("write e.g. `{name}: {}`", if name == "trials" { 30 } else { 0 }),
+            );
+        }
+    }
+    let own = hparam_names(exp);
+    let keys: Vec<&str> = sweep::SWEEPABLE
+        .iter()
+        .copied()
+        .chain(own.iter().map(String::as_str))
+        .collect();
+    for (i, param) in search.space.iter().enumerate() {
+        let key = param.name();
+        if !param.path.is_empty() && !optimizer_rate_of(exp, (&param.key, &param.path), SEARCH, errors) {
+            continue;
+        }
+        let kind = match param.path.is_empty() {
+            true => sweep::values(&key),
+            false => sweep::values("lr"),
+        };
+        let hparam = exp.hparam(&key);
+        if kind.is_none() && hparam.is_none() {
+            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &key);
+            let fix = match (synonym, closest(&key, &keys)) {
+                (Some(synonym), _) => synonym.help(),
+                (None, Some(close)) => format!("did you mean `{close}`?"),
+                (None, None) => format!("a search draws one of: {}", keys.join(", ")),
+            };
+            err(errors, param.key.span(), &format!("`{key}` cannot be searched"), &fix);
+            continue;
+        }
+        if search.space[..i].iter().any(|p| p.name() == key) {
+            err(
+                errors,
+                param.key.span(),
+                &format!("`{key}` is searched twice"),
+                "draw each key from one distribution",
+            );
+            continue;
+        }
+        let holds = match (kind, hparam) {
+            (Some(Values::Number(bound)), _) => Holds::of_bound(bound),
+            (Some(_), _) => Holds::Other,
+            (None, Some(hparam)) => holds_of(&hparam.ty),
+            (None, None) => continue,
+        };
+        if param.dist == "choice" {
+            match (param.values.is_empty(), kind) {
+                (true, _) => err(
+                    errors,
+                    param.span,
+                    &format!("`{key}` chooses from no value"),
+                    &format!("list at least two, e.g. `{key}: choice([{}])`", kind.map_or_else(|| own_default(exp, &key), |k| k.example().to_owned())),
+                ),
+                (false, Some(kind)) => {
+                    for value in &param.values {
+                        if !fits(kind, value) {
+                            err(
+                                errors,
+                                value.span(),
+                                &format!("`{key}` takes {}", kind.describe()),
+                                &format!("write e.g. `{key}: choice([{}])`", kind.example()),
+                            );
+                        }
+                    }
+                }
+                // An own hyperparameter's values are checked against its type by rustc.
+                (false, None) => {}
+            }
+            continue;
+        }
+        let [low, high] = [&param.bounds[0], &param.bounds[1]];
+        let bound = kind.and_then(|k| match k {
+            Values::Number(bound) => Some(bound),
+            _ => None,
+        });
+        if let Err((what, fix)) =
+            search::check(&key, &param.dist.to_string(), low.value, high.value, holds, bound)
+        {
+            // A distribution of the wrong kind is the distribution's mistake; bad bounds are
+            // the bounds'.
+            let at = match what.contains("` is ") {
+                true => param.dist.span(),
+                false => param.span,
+            };
+            err(errors, at, &what, &fix);
+        }
+    }
+}
+
+/// What an own hyperparameter of type `ty` holds.
+fn holds_of(ty: &syn::Type) -> dsl_vocabulary::search::Holds {
+    use dsl_vocabulary::search::Holds;
+    let syn::Type::Path(path) = ty else {
+        return Holds::Other;
+    };
+    match path.path.get_ident().map(ToString::to_string).as_deref() {
+        Some("f32" | "f64") => Holds::Float,
+        Some("u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize") => {
+            Holds::Whole
+        }
+        _ => Holds::Other,
     }
 }
 
@@ -1638,14 +1793,29 @@ fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> boo
 /// A dotted sweep key is an optimizer's rate, `optimizers.<name>.lr`, of an optimizer the
 /// experiment declares. `false` after reporting another.
 fn optimizer_rate(exp: &Experiment, axis: &SweepAxis, errors: &mut Errors) -> bool {
+    optimizer_rate_of(exp, (&axis.key, &axis.path), SWEEP, errors)
+}
+
+/// How a message words a sweep or a search: "swept", "sweeps", "sweep".
+type Verb = (&'static str, &'static str, &'static str);
+const SWEEP: Verb = ("swept", "sweeps", "sweep");
+const SEARCH: Verb = ("searched", "searches", "search");
+
+/// [`optimizer_rate`] of a sweep's or a search's key.
+fn optimizer_rate_of(
+    exp: &Experiment,
+    (key, path): (&Ident, &[Ident]),
+    (done, does, doing): Verb,
+    errors: &mut Errors,
+) -> bool {
     let names: Vec<String> = exp
         .optimizers
         .iter()
         .flatten()
         .map(|o| o.name.to_string())
         .collect();
-    let (span, fix) = match axis.path.as_slice() {
-        [name, rate] if axis.key == "optimizers" && rate == "lr" => {
+    let (span, fix) = match path {
+        [name, rate] if key == "optimizers" && rate == "lr" => {
             if names.iter().any(|n| name == n) {
                 return true;
             }
@@ -1653,21 +1823,22 @@ fn optimizer_rate(exp: &Experiment, axis: &SweepAxis, errors: &mut Errors) -> bo
             let fix = match closest(&name.to_string(), &known) {
                 Some(meant) => format!("did you mean `optimizers.{meant}.lr`?"),
                 None if known.is_empty() => {
-                    "only an experiment with `optimizers` sweeps one's rate: sweep `lr`".to_owned()
+                    format!("only an experiment with `optimizers` {does} one's rate: {doing} `lr`")
                 }
                 None => format!("the optimizers are {}", known.join(", ")),
             };
             (name.span(), fix)
         }
         _ => (
-            axis.key.span(),
-            "a dotted sweep key is an optimizer's rate: `optimizers.<name>.lr`".to_owned(),
+            key.span(),
+            format!("a dotted {doing} key is an optimizer's rate: `optimizers.<name>.lr`"),
         ),
     };
+    let name: Vec<String> = std::iter::once(key).chain(path).map(ToString::to_string).collect();
     err(
         errors,
         span,
-        &format!("`{}` cannot be swept", axis.name()),
+        &format!("`{}` cannot be {done}", name.join(".")),
         &fix,
     );
     false

@@ -256,6 +256,13 @@ pub const KEYS: &[Key] = &[
         default: "no sweep",
         example: "sweep: { lr: [1e-3, 1e-2] }",
     },
+    Key {
+        name: "search",
+        required: "no",
+        form: "`{ space: { lr: log_uniform(1e-4, 1e-1), batch_size: choice([16, 32]), .. }, trials: 30, objective: min(valid.loss), sampler: tpe, prune: median, seed: 0 }`: a study over {sweepable} and the `hparams`, each drawn from `log_uniform(low, high)`, `uniform(low, high)` (floats), `int(low, high)` (whole numbers) or `choice([..])`, checked against the key's type and bounds; `objective` (required) is `min(..)` or `max(..)` of a recorded metric; `sampler` is `tpe` (default) or `random`, `prune` `none` (default), `median` or `asha`; `cli()` trains each trial as its own run in `<artifacts>/<name>/study-<hash>/` and writes `study.md`, `study.csv` and `study.svg`; the same command resumes a killed study",
+        default: "no search",
+        example: "search: { space: { lr: log_uniform(1e-4, 1e-1) }, trials: 30, objective: min(valid.loss) }",
+    },
 ];
 
 /// The key names, in order.

@@ -63,7 +63,7 @@ impl Holds {
 }
 
 /// Whether distribution `name` over `low..high` fits a key holding `holds` within `bound`;
-/// `Err` says why not and what to write. `choice` is checked value by value elsewhere.
+/// `Err` holds what is wrong and what to write. `choice` is checked value by value elsewhere.
 pub fn check(
     key: &str,
     name: &str,
@@ -71,51 +71,58 @@ pub fn check(
     high: f64,
     holds: Holds,
     bound: Option<Bound>,
-) -> Result<(), String> {
+) -> Result<(), (String, String)> {
     let example = DISTRIBUTIONS
         .iter()
         .find(|(n, _)| *n == name)
         .map_or("", |(_, e)| e);
+    let wrong = |what: String, fix: String| Err((what, fix));
     match (name, holds) {
         ("log_uniform" | "uniform", Holds::Whole) => {
-            return Err(format!(
-                "`{key}` is a whole number: draw it with `int(low, high)` or `choice([..])`"
-            ));
+            return wrong(
+                format!("`{key}` is a whole number"),
+                "draw it with `int(low, high)` or `choice([..])`".to_owned(),
+            );
         }
         ("int", Holds::Float) => {
-            return Err(format!(
-                "`{key}` is a float: draw it with `uniform(low, high)` or `log_uniform(low, high)`"
-            ));
+            return wrong(
+                format!("`{key}` is a float"),
+                "draw it with `uniform(low, high)` or `log_uniform(low, high)`".to_owned(),
+            );
         }
         (_, Holds::Other) => {
-            return Err(format!(
-                "`{key}` is not a number: draw it with `choice([..])`"
-            ));
+            return wrong(
+                format!("`{key}` is not a number"),
+                "draw it with `choice([..])`".to_owned(),
+            );
         }
         _ => {}
     }
     if !low.is_finite() || !high.is_finite() || low >= high {
-        return Err(format!(
-            "`{name}` needs low < high, both finite: write e.g. `{example}`"
-        ));
+        return wrong(
+            format!("`{name}` needs low < high"),
+            format!("write e.g. `{example}`"),
+        );
     }
     if name == "int" && (low.fract() != 0.0 || high.fract() != 0.0) {
-        return Err(format!(
-            "`int` takes whole bounds: write e.g. `{example}`"
-        ));
+        return wrong(
+            "`int` takes whole bounds".to_owned(),
+            format!("write e.g. `{example}`"),
+        );
     }
     if name == "log_uniform" && low <= 0.0 {
-        return Err(format!(
-            "`log_uniform` needs low > 0 (it draws the logarithm): write e.g. `{example}`, or `uniform(..)` for a range through 0"
-        ));
+        return wrong(
+            "`log_uniform` needs low > 0 (it draws the logarithm)".to_owned(),
+            format!("write e.g. `{example}`, or `uniform(..)` for a range through 0"),
+        );
     }
     if let Some(bound) = bound
         && !(bound.admits(low) && bound.admits(high))
     {
-        return Err(format!(
-            "`{key}` must be {}, and `{name}({low}, {high})` reaches outside it",
-            bound.describe()
-        ));
+        return wrong(
+            format!("`{key}` must be {}: `{name}({low}, {high})` reaches outside", bound.describe()),
+            "keep both bounds within it".to_owned(),
+        );
     }
     Ok(())
 }
@@ -133,16 +140,16 @@ mod tests {
     fn ranges_are_checked_against_the_key() {
         let lr = Some(crate::bounds::of("lr"));
         assert!(check("lr", "log_uniform", 1e-4, 1e-1, Holds::Float, lr).is_ok());
-        let err = check("lr", "log_uniform", 0.0, 1e-1, Holds::Float, lr).unwrap_err();
-        assert!(err.contains("needs low > 0"), "{err}");
-        let err = check("lr", "uniform", 0.5, 0.1, Holds::Float, lr).unwrap_err();
-        assert!(err.contains("low < high"), "{err}");
-        let err = check("lr", "uniform", -1.0, 0.1, Holds::Float, lr).unwrap_err();
-        assert!(err.contains("reaches outside it"), "{err}");
-        let err = check("batch_size", "uniform", 8.0, 64.0, Holds::Whole, None).unwrap_err();
-        assert!(err.contains("`int(low, high)`"), "{err}");
-        let err = check("lr", "int", 1.0, 3.0, Holds::Float, None).unwrap_err();
-        assert!(err.contains("is a float"), "{err}");
+        let (what, _) = check("lr", "log_uniform", 0.0, 1e-1, Holds::Float, lr).unwrap_err();
+        assert!(what.contains("needs low > 0"), "{what}");
+        let (what, _) = check("lr", "uniform", 0.5, 0.1, Holds::Float, lr).unwrap_err();
+        assert!(what.contains("low < high"), "{what}");
+        let (what, _) = check("lr", "uniform", -1.0, 0.1, Holds::Float, lr).unwrap_err();
+        assert!(what.contains("reaches outside"), "{what}");
+        let (_, fix) = check("batch_size", "uniform", 8.0, 64.0, Holds::Whole, None).unwrap_err();
+        assert!(fix.contains("`int(low, high)`"), "{fix}");
+        let (what, _) = check("lr", "int", 1.0, 3.0, Holds::Float, None).unwrap_err();
+        assert!(what.contains("is a float"), "{what}");
         assert!(check("width", "int", 4.5, 8.0, Holds::Whole, None).is_err());
     }
 }

@@ -836,8 +836,62 @@ fn sweep(exp: &Experiment, snake: &str) -> TokenStream {
         let (split, key) = (super::values::split(&m), m.key());
         quote!((#split, #key))
     });
+    let search = exp.search.as_ref().map(|search| {
+        let search_mod = quote!(#Rt::search);
+        let params = search.space.iter().map(|param| {
+            let key = param.name();
+            let dist = match param.dist.to_string().as_str() {
+                "choice" => {
+                    let value = quote!(#Rt::serde_json::Value::from);
+                    let values = &param.values;
+                    quote!(#search_mod::space::Dist::Choice { values: ::std::vec![#(#value(#values)),*] })
+                }
+                name => {
+                    let (low, high) = (param.bounds[0].value, param.bounds[1].value);
+                    match name {
+                        "log_uniform" => quote!(#search_mod::space::Dist::LogUniform { low: #low, high: #high }),
+                        "uniform" => quote!(#search_mod::space::Dist::Uniform { low: #low, high: #high }),
+                        _ => {
+                            let (low, high) = (low as i64, high as i64);
+                            quote!(#search_mod::space::Dist::Int { low: #low, high: #high })
+                        }
+                    }
+                }
+            };
+            quote!(.param(#key, #dist))
+        });
+        let trials = search.trials.as_ref().map(|n| {
+            let n = n.as_usize();
+            quote!(.trials(#n))
+        });
+        let objective = search.objective.as_ref().map(|(direction, metric)| {
+            let name = format!("{}.{}", metric.split, metric.key());
+            let maximize = direction == "max";
+            quote!(.objective(#name, #maximize))
+        });
+        let sampler = search.sampler.as_ref().map(|s| {
+            let variant = match s.to_string().as_str() {
+                "random" => quote!(Random),
+                _ => quote!(Tpe),
+            };
+            quote!(.sampler(#search_mod::sampler::Sampler::#variant))
+        });
+        let prune = search.prune.as_ref().map(|p| {
+            let variant = match p.to_string().as_str() {
+                "median" => quote!(Median),
+                "asha" => quote!(Asha),
+                _ => quote!(None),
+            };
+            quote!(.prune(#search_mod::prune::Pruner::#variant))
+        });
+        let seed = search.seed.as_ref().map(|n| {
+            let n = n.value as u64;
+            quote!(.seed(#n))
+        });
+        quote!(.search(#search_mod::Declared::new() #(#params)* #trials #objective #sampler #prune #seed))
+    });
     quote! {
-        #Rt::sweep::Plan::new(#snake, #watch, ::std::vec![#(#axes),*]).recorded(&[#(#recorded),*])
+        #Rt::sweep::Plan::new(#snake, #watch, ::std::vec![#(#axes),*]).recorded(&[#(#recorded),*]) #search
     }
 }
 

@@ -444,11 +444,26 @@ pub fn sweep_types(exp: &Experiment) -> TokenStream {
             })
         })
     });
+    // A search's `choice` values and `int` bounds of a hyperparameter, likewise.
+    let drawn = exp.search.iter().flat_map(|s| &s.space).flat_map(|param| {
+        let ty = exp.hparam(&param.name()).map(|h| &h.ty);
+        param.values.iter().filter_map(move |value| {
+            let ty = ty?;
+            let span = syn::spanned::Spanned::span(value);
+            Some(match value {
+                syn::Lit::Str(_) => quote::quote_spanned! {span=>
+                    let _: #ty = ::std::borrow::ToOwned::to_owned(#value);
+                },
+                _ => quote::quote_spanned!(span=> let _: #ty = #value;),
+            })
+        })
+    });
     quote! {
         const _: () = {
             #[allow(dead_code, clippy::all)]
             fn swept_values_have_their_hyperparameters_types() {
                 #(#checks)*
+                #(#drawn)*
             }
         };
     }

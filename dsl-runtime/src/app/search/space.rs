@@ -93,7 +93,7 @@ impl Dist {
             Some(_) => Holds::Other,
         };
         search::check(key, name, low, high, holds, key_bound(key))
-            .map_err(|e| format!("--search {key}: {e}"))?;
+            .map_err(|(what, fix)| format!("--search {key}: {what}: {fix}"))?;
         Ok(match name {
             "log_uniform" => Dist::LogUniform { low, high },
             "uniform" => Dist::Uniform { low, high },

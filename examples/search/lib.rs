@@ -1,0 +1,85 @@
+//! A plane fit whose best learning rate is known: points `(a, b)` with `a` spread 7 times wider
+//! than `b`, the target `1.5 a - 2 b + 0.5` plus a little noise, and a linear model trained
+//! with SGD for a few epochs. Too small a rate leaves the narrow direction `b` unfitted; too
+//! large a one diverges along `a`; the best rate lies just below where training diverges, a
+//! narrow optimum that a random search rarely hits.
+
+use std::ops::Range;
+
+use burn::data::dataloader::batcher::Batcher;
+use burn::data::dataset::InMemDataset;
+use burn::module::Module;
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::{Device, Tensor, TensorData};
+use burn::train::RegressionOutput;
+
+/// One point and its target.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub x: [f32; 2],
+    pub y: f32,
+}
+
+/// Point `k`, computed in f64 and cast to f32 so every platform gets the same bits.
+pub fn point(k: usize) -> Point {
+    let k = k as f64;
+    let a = 2.0 * (0.731 * k).sin();
+    let b = 0.3 * (1.917 * k + 0.4).sin();
+    let noise = 0.05 * (12.9898 * k).sin();
+    Point {
+        x: [a as f32, b as f32],
+        y: (1.5 * a - 2.0 * b + 0.5 + noise) as f32,
+    }
+}
+
+/// Points `range`, as a Burn dataset.
+pub fn points(range: Range<usize>) -> InMemDataset<Point> {
+    InMemDataset::new(range.map(point).collect())
+}
+
+/// Points and targets, stacked.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    pub x: Tensor<2>,
+    pub y: Tensor<2>,
+}
+
+/// Stacks points into a [`Batch`].
+#[derive(Clone, Default)]
+pub struct PointBatcher;
+
+impl Batcher<Point, Batch> for PointBatcher {
+    fn batch(&self, items: Vec<Point>, device: &Device) -> Batch {
+        let n = items.len();
+        let x: Vec<f32> = items.iter().flat_map(|p| p.x).collect();
+        let y: Vec<f32> = items.iter().map(|p| p.y).collect();
+        Batch {
+            x: Tensor::from_data(TensorData::new(x, [n, 2]), device),
+            y: Tensor::from_data(TensorData::new(y, [n, 1]), device),
+        }
+    }
+}
+
+/// `y = w · x + c`.
+#[derive(Module, Debug)]
+pub struct Plane {
+    pub linear: Linear,
+}
+
+impl Plane {
+    /// Starts from zero weights: every trial starts from the same plane whatever the seed.
+    pub fn new(device: &Device) -> Self {
+        let linear = LinearConfig::new(2, 1)
+            .with_initializer(burn::nn::Initializer::Zeros)
+            .init(device);
+        Self { linear }
+    }
+
+    /// The prediction and its mean squared error.
+    pub fn forward_regression(&self, batch: Batch) -> RegressionOutput {
+        let output = self.linear.forward(batch.x);
+        let loss = MseLoss::new().forward(output.clone(), batch.y.clone(), Reduction::Mean);
+        RegressionOutput::new(loss, output, batch.y)
+    }
+}

@@ -1,0 +1,38 @@
+//! A study of the plane fit's learning rate: 30 trials drawn by TPE from `log_uniform(1e-3,
+//! 1.0)`, each trained 8 epochs unless the median rule stops it earlier.
+//!
+//! `cargo run -p search` writes `artifacts/plane_fit/study-<hash>/` with `study.md`,
+//! `study.csv`, `study.svg` and one `trial-<K>.json` per trial; each trial is its own run in
+//! `artifacts/plane_fit/run-<N>`. Killed, the same command resumes the study.
+
+use dsl_runtime::prelude::*;
+use search::{Batch, Plane, PointBatcher, points};
+
+training! {
+    /// The plane fit, its learning rate searched.
+    name: PlaneFit,
+    model: Plane = Plane::new(device),
+    step: |model, batch: Batch| -> burn::train::RegressionOutput { model.forward_regression(batch) },
+    loader: {
+        train: points(0..256),
+        valid: points(256..320),
+        batcher: PointBatcher,
+        batch_size: 32,
+    },
+    optimizer: sgd(lr = 0.01),
+    epochs: 8,
+    metrics: [train.loss, valid.loss],
+    checkpoint: keep_last(1),
+    search: {
+        space: { lr: log_uniform(1e-3, 1.0) },
+        trials: 30,
+        objective: min(valid.loss),
+        sampler: tpe,
+        prune: median,
+        seed: 0,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    PlaneFit::cli()
+}
