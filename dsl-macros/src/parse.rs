@@ -1611,7 +1611,9 @@ fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam
                 .map_err(|e| {
                     syn::Error::new(
                         e.span(),
-                        format!("`choice` lists literal values\nhelp: write e.g. `{key}: {example}`"),
+                        format!(
+                            "`choice` lists literal values\nhelp: write e.g. `{key}: {example}`"
+                        ),
                     )
                 })?
                 .into_iter()
@@ -1624,7 +1626,9 @@ fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam
             if bounds.len() != 2 {
                 return Err(syn::Error::new(
                     parens.span.join(),
-                    format!("`{dist}` takes a low and a high bound\nhelp: write e.g. `{key}: {example}`"),
+                    format!(
+                        "`{dist}` takes a low and a high bound\nhelp: write e.g. `{key}: {example}`"
+                    ),
                 ));
             }
         }
@@ -1642,9 +1646,7 @@ fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam
 /// `min(valid.loss)` or `max(valid.accuracy)`.
 fn objective(input: ParseStream) -> syn::Result<(Ident, MetricRef)> {
     const FORM: &str = "an objective is `min(..)` or `max(..)` of a recorded metric\nhelp: write e.g. `objective: min(valid.loss)`";
-    let direction: Ident = input
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), FORM))?;
+    let direction: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), FORM))?;
     if direction != "min" && direction != "max" {
         return Err(syn::Error::new(direction.span(), FORM));
     }

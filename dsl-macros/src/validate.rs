@@ -418,7 +418,10 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 errors,
                 number.span,
                 &format!("`{name}` of a search is {what}"),
-                &format!("write e.g. `{name}: {}`", if name == "trials" { 30 } else { 0 }),
+                &format!(
+                    "write e.g. `{name}: {}`",
+                    if name == "trials" { 30 } else { 0 }
+                ),
             );
         }
     }
@@ -430,7 +433,9 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         .collect();
     for (i, param) in search.space.iter().enumerate() {
         let key = param.name();
-        if !param.path.is_empty() && !optimizer_rate_of(exp, (&param.key, &param.path), SEARCH, errors) {
+        if !param.path.is_empty()
+            && !optimizer_rate_of(exp, (&param.key, &param.path), SEARCH, errors)
+        {
             continue;
         }
         let kind = match param.path.is_empty() {
@@ -445,7 +450,12 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                 (None, Some(close)) => format!("did you mean `{close}`?"),
                 (None, None) => format!("a search draws one of: {}", keys.join(", ")),
             };
-            err(errors, param.key.span(), &format!("`{key}` cannot be searched"), &fix);
+            err(
+                errors,
+                param.key.span(),
+                &format!("`{key}` cannot be searched"),
+                &fix,
+            );
             continue;
         }
         if search.space[..i].iter().any(|p| p.name() == key) {
@@ -469,7 +479,10 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
                     errors,
                     param.span,
                     &format!("`{key}` chooses from no value"),
-                    &format!("list at least two, e.g. `{key}: choice([{}])`", kind.map_or_else(|| own_default(exp, &key), |k| k.example().to_owned())),
+                    &format!(
+                        "list at least two, e.g. `{key}: choice([{}])`",
+                        kind.map_or_else(|| own_default(exp, &key), |k| k.example().to_owned())
+                    ),
                 ),
                 (false, Some(kind)) => {
                     for value in &param.values {
@@ -493,9 +506,14 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             Values::Number(bound) => Some(bound),
             _ => None,
         });
-        if let Err((what, fix)) =
-            search::check(&key, &param.dist.to_string(), low.value, high.value, holds, bound)
-        {
+        if let Err((what, fix)) = search::check(
+            &key,
+            &param.dist.to_string(),
+            low.value,
+            high.value,
+            holds,
+            bound,
+        ) {
             // A distribution of the wrong kind is the distribution's mistake; bad bounds are
             // the bounds'.
             let at = match what.contains("` is ") {
@@ -1834,7 +1852,10 @@ fn optimizer_rate_of(
             format!("a dotted {doing} key is an optimizer's rate: `optimizers.<name>.lr`"),
         ),
     };
-    let name: Vec<String> = std::iter::once(key).chain(path).map(ToString::to_string).collect();
+    let name: Vec<String> = std::iter::once(key)
+        .chain(path)
+        .map(ToString::to_string)
+        .collect();
     err(
         errors,
         span,

@@ -30,10 +30,10 @@ pub const TPE_STARTUP: usize = 10;
 pub const MEDIAN_STARTUP: usize = 5;
 
 /// ...nor in a trial's first epochs, whose values say little yet.
-pub const MEDIAN_WARMUP: usize = 1;
+pub const MEDIAN_WARMUP: usize = 0;
 
 /// Successive halving's first rung, in epochs (its "minimum resource").
-pub const ASHA_MIN_EPOCHS: usize = 1;
+pub const ASHA_MIN_EPOCHS: usize = 2;
 
 /// Successive halving's reduction factor: at each rung, one trial in this many goes on.
 pub const ASHA_ETA: usize = 3;
@@ -120,7 +120,10 @@ pub fn check(
         && !(bound.admits(low) && bound.admits(high))
     {
         return wrong(
-            format!("`{key}` must be {}: `{name}({low}, {high})` reaches outside", bound.describe()),
+            format!(
+                "`{key}` must be {}: `{name}({low}, {high})` reaches outside",
+                bound.describe()
+            ),
             "keep both bounds within it".to_owned(),
         );
     }

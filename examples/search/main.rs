@@ -1,5 +1,6 @@
 //! A study of the plane fit's learning rate: 30 trials drawn by TPE from `log_uniform(1e-3,
-//! 1.0)`, each trained 8 epochs unless the median rule stops it earlier.
+//! 1.0)`, each trained 10 epochs of full-batch gradient descent unless successive halving
+//! (ASHA) stops it at epoch 2 or 6.
 //!
 //! `cargo run -p search` writes `artifacts/plane_fit/study-<hash>/` with `study.md`,
 //! `study.csv`, `study.svg` and one `trial-<K>.json` per trial; each trial is its own run in
@@ -17,10 +18,10 @@ training! {
         train: points(0..256),
         valid: points(256..320),
         batcher: PointBatcher,
-        batch_size: 32,
+        batch_size: 256,
     },
     optimizer: sgd(lr = 0.01),
-    epochs: 8,
+    epochs: 10,
     metrics: [train.loss, valid.loss],
     checkpoint: keep_last(1),
     search: {
@@ -28,7 +29,7 @@ training! {
         trials: 30,
         objective: min(valid.loss),
         sampler: tpe,
-        prune: median,
+        prune: asha,
         seed: 0,
     },
 }

@@ -456,12 +456,12 @@ pub(crate) fn spawn_trial(
         use std::os::unix::process::CommandExt;
         // SAFETY: prctl is async-signal-safe and touches only the child being started.
         unsafe {
-            command.pre_exec(|| {
-                match libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) {
+            command.pre_exec(
+                || match libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) {
                     0 => Ok(()),
                     _ => Err(std::io::Error::last_os_error()),
-                }
-            });
+                },
+            );
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -165,7 +165,9 @@ impl PartialEq for Watch {
 impl Watch {
     /// The shared callback, locked (a panic in it elsewhere does not hide what it holds).
     fn lock(&self) -> std::sync::MutexGuard<'_, dyn Callback + Send + 'static> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -107,7 +107,13 @@ pub(crate) fn study_svg(
         let mut best = Vec::new();
         let mut so_far: Option<f64> = None;
         for p in finite.iter().filter(|p| !p.pruned) {
-            let better = so_far.is_none_or(|b| if maximize { p.objective > b } else { p.objective < b });
+            let better = so_far.is_none_or(|b| {
+                if maximize {
+                    p.objective > b
+                } else {
+                    p.objective < b
+                }
+            });
             if better {
                 so_far = Some(p.objective);
             }
@@ -117,7 +123,8 @@ pub(crate) fn study_svg(
             .iter()
             .map(|p| (p.trial as f64, p.objective, p.pruned))
             .collect();
-        scatter(&areas[0], "trial", objective, &by_trial, Some(&best)).map_err(|e| e.to_string())?;
+        scatter(&areas[0], "trial", objective, &by_trial, Some(&best))
+            .map_err(|e| e.to_string())?;
         for (k, (axis, area)) in axes.iter().zip(areas.iter().skip(1)).enumerate() {
             let by_key: Vec<(f64, f64, bool)> = finite
                 .iter()
@@ -157,13 +164,19 @@ fn scatter<DB: DrawingBackend>(
         .x_label_area_size(30)
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)?;
-    chart.configure_mesh().x_desc(x_desc).y_desc(objective).draw()?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(objective)
+        .draw()?;
     let grey = RGBColor(160, 160, 160);
-    chart.draw_series(
-        points
-            .iter()
-            .map(|&(x, y, pruned)| Circle::new((x, y), 3, if pruned { grey.filled() } else { BLUE.filled() })),
-    )?;
+    chart.draw_series(points.iter().map(|&(x, y, pruned)| {
+        Circle::new(
+            (x, y),
+            3,
+            if pruned { grey.filled() } else { BLUE.filled() },
+        )
+    }))?;
     if let Some(line) = line {
         chart
             .draw_series(LineSeries::new(line.iter().copied(), RED.stroke_width(2)))?

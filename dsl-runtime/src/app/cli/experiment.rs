@@ -139,7 +139,9 @@ pub fn run<E: Experiment>(
             });
             if let Some(trial) = &args.study_trial {
                 let interrupted = matches!(report, Err(FitError::Interrupted { .. }));
-                let mut trial = trial.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut trial = trial
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if let Err(e) = trial.finish(report.is_ok(), interrupted) {
                     say!("error: the study's record of this trial cannot be written: {e}");
                 }

@@ -274,11 +274,17 @@ pub(crate) fn run(
                         run: None,
                         pruned: None,
                     };
-                    study.write(&record).map_err(|e| CliError::new(e.to_string()))?;
+                    study
+                        .write(&record)
+                        .map_err(|e| CliError::new(e.to_string()))?;
                     record
                 }
             };
-            let resumed = if record.curve.is_empty() { "" } else { ", resumed" };
+            let resumed = if record.curve.is_empty() {
+                ""
+            } else {
+                ", resumed"
+            };
             say!(
                 "study: trial {next} of {trials} started ({}{resumed})",
                 report::settings(&record.params)
@@ -315,14 +321,17 @@ pub(crate) fn run(
             }
             _ => {
                 record.state = State::Failed;
-                study.write(&record).map_err(|e| CliError::new(e.to_string()))?;
+                study
+                    .write(&record)
+                    .map_err(|e| CliError::new(e.to_string()))?;
                 ended.failed.push(trial);
             }
         }
         let objective = &study.definition.objective;
-        let value = record
-            .best(objective)
-            .map_or_else(|| "no value".to_owned(), |(e, v)| format!("{} {v} at epoch {e}", objective.metric));
+        let value = record.best(objective).map_or_else(
+            || "no value".to_owned(),
+            |(e, v)| format!("{} {v} at epoch {e}", objective.metric),
+        );
         say!(
             "study: trial {trial} {} after {} epochs ({value})",
             record.state.as_str(),
@@ -395,7 +404,9 @@ impl TrialRun {
                     run: None,
                     pruned: None,
                 };
-                study.write(&record).map_err(|e| CliError::new(e.to_string()))?;
+                study
+                    .write(&record)
+                    .map_err(|e| CliError::new(e.to_string()))?;
                 record
             }
         };

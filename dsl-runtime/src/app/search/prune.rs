@@ -43,7 +43,13 @@ impl Pruner {
 
     /// Why the trial whose curve is `own` stops after `epoch` (its last epoch would be `last`),
     /// compared with `others`; `None` to go on.
-    pub fn decide(self, epoch: usize, last: usize, own: &Curve, others: &[&Curve]) -> Option<String> {
+    pub fn decide(
+        self,
+        epoch: usize,
+        last: usize,
+        own: &Curve,
+        others: &[&Curve],
+    ) -> Option<String> {
         if epoch >= last {
             return None;
         }
@@ -120,37 +126,79 @@ mod tests {
     use super::*;
 
     fn curve(values: &[f64]) -> Vec<(usize, f64)> {
-        values.iter().enumerate().map(|(e, &v)| (e + 1, v)).collect()
+        values
+            .iter()
+            .enumerate()
+            .map(|(e, &v)| (e + 1, v))
+            .collect()
     }
 
     #[test]
     fn the_median_rule_waits_for_its_startup_and_warmup() {
-        let others: Vec<Vec<(usize, f64)>> =
-            (0..5).map(|k| curve(&[1.0, 0.5 + 0.1 * k as f64, 0.3])).collect();
+        let others: Vec<Vec<(usize, f64)>> = (0..5)
+            .map(|k| curve(&[1.0, 0.5 + 0.1 * k as f64, 0.3]))
+            .collect();
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
         let bad = curve(&[2.0, 0.9]);
-        assert!(Pruner::Median.decide(1, 3, &bad[..1], &others).is_none(), "warmup");
+        assert!(
+            Pruner::Median.decide(1, 3, &bad[..1], &others).is_none(),
+            "warmup"
+        );
         let why = Pruner::Median.decide(2, 3, &bad, &others).unwrap();
         assert!(why.contains("median 0.7 of 5 earlier trials"), "{why}");
-        assert!(Pruner::Median.decide(2, 3, &curve(&[2.0, 0.6]), &others).is_none());
-        assert!(Pruner::Median.decide(2, 3, &bad, &others[..4]).is_none(), "startup");
-        assert!(Pruner::Median.decide(3, 3, &curve(&[2.0, 0.9, 0.9]), &others).is_none(), "last epoch");
+        assert!(
+            Pruner::Median
+                .decide(2, 3, &curve(&[2.0, 0.6]), &others)
+                .is_none()
+        );
+        assert!(
+            Pruner::Median.decide(2, 3, &bad, &others[..4]).is_none(),
+            "startup"
+        );
+        assert!(
+            Pruner::Median
+                .decide(3, 3, &curve(&[2.0, 0.9, 0.9]), &others)
+                .is_none(),
+            "last epoch"
+        );
         assert!(Pruner::None.decide(2, 3, &bad, &others).is_none());
     }
 
     #[test]
     fn successive_halving_keeps_a_third_at_each_rung() {
-        let others: Vec<Vec<(usize, f64)>> =
-            [0.1, 0.2, 0.3, 0.4, 0.5].iter().map(|&v| curve(&[v, v, v])).collect();
+        let others: Vec<Vec<(usize, f64)>> = [0.1, 0.2, 0.3, 0.4, 0.5]
+            .iter()
+            .map(|&v| curve(&[v, v, v]))
+            .collect();
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
         // Six values at epoch 1: the best two go on.
-        assert!(Pruner::Asha.decide(1, 9, &curve(&[0.15]), &others).is_none());
-        assert!(Pruner::Asha.decide(1, 9, &curve(&[0.25]), &others).is_some());
+        assert!(
+            Pruner::Asha
+                .decide(1, 9, &curve(&[0.15]), &others)
+                .is_none()
+        );
+        assert!(
+            Pruner::Asha
+                .decide(1, 9, &curve(&[0.25]), &others)
+                .is_some()
+        );
         // Epoch 2 is no rung; 3 is.
-        assert!(Pruner::Asha.decide(2, 9, &curve(&[0.15, 0.9]), &others).is_none());
-        assert!(Pruner::Asha.decide(3, 9, &curve(&[0.15, 0.9, 0.9]), &others).is_some());
+        assert!(
+            Pruner::Asha
+                .decide(2, 9, &curve(&[0.15, 0.9]), &others)
+                .is_none()
+        );
+        assert!(
+            Pruner::Asha
+                .decide(3, 9, &curve(&[0.15, 0.9, 0.9]), &others)
+                .is_some()
+        );
         // The first trial, alone at its rung, goes on; NaN is the worst value.
         assert!(Pruner::Asha.decide(1, 9, &curve(&[5.0]), &[]).is_none());
-        assert!(Pruner::Asha.decide(1, 9, &curve(&[f64::NAN]), &others[..2]).is_some());
+        assert!(
+            Pruner::Asha
+                .decide(1, 9, &curve(&[f64::NAN]), &others[..2])
+                .is_some()
+        );
     }
 }

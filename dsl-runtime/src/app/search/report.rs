@@ -65,9 +65,15 @@ pub fn write(study: &Study) -> std::io::Result<String> {
         "# Study `{}`\n\n{} by {} sampling (seed {}), pruner {}, {} at a time.\n\n",
         study.dir.file_name().unwrap_or_default().to_string_lossy(),
         objective.describe(),
-        serde_json::to_value(definition.sampler).unwrap_or_default().as_str().unwrap_or(""),
+        serde_json::to_value(definition.sampler)
+            .unwrap_or_default()
+            .as_str()
+            .unwrap_or(""),
         definition.seed,
-        serde_json::to_value(definition.pruner).unwrap_or_default().as_str().unwrap_or(""),
+        serde_json::to_value(definition.pruner)
+            .unwrap_or_default()
+            .as_str()
+            .unwrap_or(""),
         definition.jobs,
     );
     md += &format!(
@@ -105,8 +111,22 @@ pub fn write(study: &Study) -> std::io::Result<String> {
             "run".to_owned(),
         ])
         .collect();
-    md += &format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(header.len()));
-    let mut csv = header.join(",").replace("best so far", "best_so_far") + "\n";
+    md += &format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
+    // The CSV names its columns as data: the metric itself, `best_so_far`.
+    let mut csv = header
+        .iter()
+        .map(|h| match h.strip_prefix("best ") {
+            Some("so far") => "best_so_far",
+            Some(metric) => metric,
+            None => h,
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n";
     let mut so_far: Option<f64> = None;
     let mut points = Vec::new();
     for record in &records {

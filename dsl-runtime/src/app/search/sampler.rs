@@ -49,8 +49,7 @@ impl Sampler {
         seen: &[(Vec<(String, Value)>, f64)],
     ) -> Vec<(String, Value)> {
         let mut rng = StdRng::seed_from_u64(mix(seed, trial as u64));
-        let modelled =
-            self == Sampler::Tpe && seen.len() >= dsl_vocabulary::search::TPE_STARTUP;
+        let modelled = self == Sampler::Tpe && seen.len() >= dsl_vocabulary::search::TPE_STARTUP;
         space
             .iter()
             .map(|param| {
@@ -151,7 +150,9 @@ mod tests {
     #[test]
     fn tpe_beats_random_on_most_seeds() {
         let wins = (0..10)
-            .filter(|&seed| best_after(Sampler::Tpe, seed, 30) < best_after(Sampler::Random, seed, 30))
+            .filter(|&seed| {
+                best_after(Sampler::Tpe, seed, 30) < best_after(Sampler::Random, seed, 30)
+            })
             .count();
         assert!(wins >= 7, "TPE won on {wins} of 10 seeds");
     }

@@ -223,7 +223,9 @@ mod tests {
                 let x = range.start() + (range.end() - range.start()) * f64::from(i) / 100.0;
                 let x = x.min(range.end() - 1e-9);
                 let value = dist.value(x);
-                let back = dist.point(&value).unwrap_or_else(|| panic!("{dist:?} {value}"));
+                let back = dist
+                    .point(&value)
+                    .unwrap_or_else(|| panic!("{dist:?} {value}"));
                 assert_eq!(dist.value(back), value, "{dist:?} at {x}");
             }
         }

@@ -236,7 +236,11 @@ impl Study {
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let k: usize = name.strip_prefix("trial-")?.strip_suffix(".json")?.parse().ok()?;
+                let k: usize = name
+                    .strip_prefix("trial-")?
+                    .strip_suffix(".json")?
+                    .parse()
+                    .ok()?;
                 self.read(k).ok().flatten()
             })
             .collect();
@@ -250,7 +254,10 @@ impl Study {
     }
 
     /// The records of [`Study::seen_by`], once every one of them has ended (`None` before).
-    pub fn visible(&self, trial: usize) -> Result<Option<Vec<TrialRecord>>, crate::error::CliError> {
+    pub fn visible(
+        &self,
+        trial: usize,
+    ) -> Result<Option<Vec<TrialRecord>>, crate::error::CliError> {
         let mut seen = Vec::new();
         for k in self.seen_by(trial) {
             match self.read(k)? {
@@ -261,13 +268,17 @@ impl Study {
         Ok(Some(seen))
     }
 
-    /// Trial `trial`'s values, drawn from the finished trials it sees (failed ones say nothing).
+    /// Trial `trial`'s values, drawn from the finished trials it sees. A failed trial counts
+    /// as the worst: most often its values made training diverge (a non-finite loss ends a
+    /// run), and a sampler not told so would draw there again.
     pub fn suggest(&self, trial: usize, seen: &[TrialRecord]) -> Vec<(String, Value)> {
         let objective = &self.definition.objective;
         let told: Vec<(Vec<(String, Value)>, f64)> = seen
             .iter()
-            .filter(|r| r.state != State::Failed)
-            .map(|r| (r.params.clone(), r.told(objective)))
+            .map(|r| match r.state {
+                State::Failed => (r.params.clone(), f64::INFINITY),
+                _ => (r.params.clone(), r.told(objective)),
+            })
             .collect();
         self.definition
             .sampler
@@ -275,14 +286,16 @@ impl Study {
     }
 
     /// Why trial `record` stops after `epoch`, against the trials it sees.
-    pub fn prune(&self, record: &TrialRecord, epoch: usize, seen: &[TrialRecord]) -> Option<String> {
+    pub fn prune(
+        &self,
+        record: &TrialRecord,
+        epoch: usize,
+        seen: &[TrialRecord],
+    ) -> Option<String> {
         let objective = &self.definition.objective;
         let own = record.losses(objective);
-        let others: Vec<Vec<(usize, f64)>> = seen
-            .iter()
-            .filter(|r| r.state != State::Failed)
-            .map(|r| r.losses(objective))
-            .collect();
+        // A failed trial's values up to its failure count as any other's.
+        let others: Vec<Vec<(usize, f64)>> = seen.iter().map(|r| r.losses(objective)).collect();
         let others: Vec<&[(usize, f64)]> = others.iter().map(Vec::as_slice).collect();
         let last = record.last_epoch.unwrap_or(usize::MAX);
         self.definition.pruner.decide(epoch, last, &own, &others)
@@ -331,7 +344,12 @@ mod tests {
         assert!(max.maximize && max.metric == "valid.accuracy");
         assert_eq!(max.loss(0.9), -0.9);
         assert_eq!(max.loss(f64::NAN), f64::INFINITY);
-        for bad in ["valid.loss", "least(valid.loss)", "min(loss)", "min(valid.loss"] {
+        for bad in [
+            "valid.loss",
+            "least(valid.loss)",
+            "min(loss)",
+            "min(valid.loss",
+        ] {
             assert!(Objective::parse(bad).is_err(), "{bad}");
         }
     }
@@ -370,6 +388,12 @@ mod tests {
         assert_eq!(study.visible(3).unwrap().unwrap().len(), 2);
         assert_eq!(study.records().len(), 2);
         std::fs::write(study.dir.join("trial-5.json"), b"{").unwrap();
-        assert!(study.read(5).unwrap_err().to_string().contains("is not a trial record"));
+        assert!(
+            study
+                .read(5)
+                .unwrap_err()
+                .to_string()
+                .contains("is not a trial record")
+        );
     }
 }

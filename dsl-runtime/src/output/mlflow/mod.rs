@@ -140,7 +140,10 @@ impl SweepParent {
         };
         let tag = [("dsl.trial.state".to_owned(), state.to_owned())];
         if let Err(error) = self.client.log_batch(&ledger.run_id, &[], &[], &tag) {
-            say!("warning: MLflow: trial run {} keeps no state tag: {error}", ledger.run_id);
+            say!(
+                "warning: MLflow: trial run {} keeps no state tag: {error}",
+                ledger.run_id
+            );
         }
     }
 

@@ -1,0 +1,332 @@
+//! The search example's study, run as a user would: what the study folder holds, the same
+//! trials with `--jobs 2`, a job array's `--trial K`, resuming after `kill -9`, and the
+//! mistakes refused before any trial trains.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_search");
+
+fn run(artifacts: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .output()
+        .expect("the example runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The one study folder under `artifacts`.
+fn study_dir(artifacts: &Path) -> PathBuf {
+    let studies: Vec<PathBuf> = std::fs::read_dir(artifacts.join("plane_fit"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("study-")
+        })
+        .collect();
+    assert_eq!(studies.len(), 1, "{studies:?}");
+    studies[0].clone()
+}
+
+/// Every `trial-<K>.json`, by trial.
+fn records(study: &Path) -> Vec<Value> {
+    let mut records: Vec<Value> = std::fs::read_dir(study)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("trial-") && name.ends_with(".json")
+        })
+        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
+        .collect();
+    records.sort_by_key(|r| r["trial"].as_u64());
+    records
+}
+
+/// What a trial is, whichever folder it ran in: its values, state and objective per epoch.
+fn outcome(record: &Value) -> (Value, Value, Value) {
+    (
+        record["params"].clone(),
+        record["state"].clone(),
+        record["curve"].clone(),
+    )
+}
+
+/// The validation losses of a run, per epoch, from its `metrics.csv`.
+fn valid_losses(run: &Path) -> Vec<(u64, f64)> {
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (epoch, split, metric, value) = (col("epoch"), col("split"), col("metric"), col("value"));
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|row| row[split] == "valid" && row[metric] == "loss")
+        .map(|row| (row[epoch].parse().unwrap(), row[value].parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_study_records_each_trials_values_objective_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), &["--trials", "8"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let study = study_dir(tmp.path());
+    let records = records(&study);
+    assert_eq!(records.len(), 8);
+    let mut pruned = 0;
+    for record in &records {
+        let state = record["state"].as_str().unwrap();
+        assert!(state == "complete" || state == "pruned", "{record}");
+        let run = PathBuf::from(record["run"].as_str().unwrap());
+        // The trial trained with its own value.
+        let config: Value =
+            serde_json::from_slice(&std::fs::read(run.join("config.json")).unwrap()).unwrap();
+        assert_eq!(config["hyperparameters"]["lr"], record["params"][0][1]);
+        // Its objective per epoch is the run's validation loss, every epoch it trained.
+        let curve: Vec<(u64, f64)> = record["curve"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap(), p[1].as_f64().unwrap()))
+            .collect();
+        assert_eq!(curve, valid_losses(&run), "{record}");
+        if state == "pruned" {
+            pruned += 1;
+            // Stopped at a rung of successive halving (epochs 2 and 6 of 10), with that
+            // epoch's checkpoint, so that it can be resumed.
+            let last = curve.last().unwrap().0;
+            assert!(last == 2 || last == 6, "{record}");
+            assert!(run.join(format!("checkpoint/model-{last}.bpk")).exists());
+            let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
+            assert!(summary.contains("pruned: at epoch"), "{summary}");
+        } else {
+            assert_eq!(curve.len(), 10, "{record}");
+        }
+    }
+    assert!(pruned > 0, "successive halving stops some of 8 trials");
+    let md = std::fs::read_to_string(study.join("study.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "Trials: {} complete, {pruned} pruned, 0 failed, 0 running.",
+            8 - pruned
+        )),
+        "{md}"
+    );
+    assert!(md.contains("Best: trial "), "{md}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| trial | state | lr |"));
+    let csv = std::fs::read_to_string(study.join("study.csv")).unwrap();
+    assert!(
+        csv.starts_with("trial,state,lr,valid.loss,best_so_far,epochs,run\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 9);
+    let svg = std::fs::read_to_string(study.join("study.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("best so far"));
+    // Run again, the study has nothing left to train.
+    let again = run(tmp.path(), &["--trials", "8"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("started"), "{}", stderr(&again));
+    assert_eq!(
+        records.iter().map(outcome).collect::<Vec<_>>(),
+        self::records(&study)
+            .iter()
+            .map(outcome)
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Trial K is drawn from trials 0..=K-2 alone with two jobs, so two runs draw the same trials
+/// whichever trial ends first; a job array's `--trial K` draws the same as the study process.
+#[test]
+fn two_jobs_draw_the_same_trials_every_time_and_so_does_a_job_array() {
+    let (a, b, array) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let flags = ["--trials", "12", "--jobs", "2"];
+    for dir in [&a, &b] {
+        let out = run(dir.path(), &flags);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let outcomes =
+        |dir: &Path| -> Vec<_> { records(&study_dir(dir)).iter().map(outcome).collect() };
+    let first = outcomes(a.path());
+    assert_eq!(first.len(), 12);
+    assert_eq!(first, outcomes(b.path()));
+    // TPE models the results after 10 trials: trial 11 is drawn from trials 0 to 9.
+    let distinct: std::collections::BTreeSet<String> =
+        first.iter().map(|o| o.0.to_string()).collect();
+    assert_eq!(distinct.len(), 12);
+    // A job array of 2 at a time: each task trains one trial, drawn from the same results.
+    for k in 0..4 {
+        let k = k.to_string();
+        let out = run(
+            array.path(),
+            &["--trials", "12", "--jobs", "2", "--trial", &k],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(outcomes(array.path()), first[..4]);
+    // With one job, trial K sees one more trial: another study, in another folder.
+    let one = tempfile::tempdir().unwrap();
+    let out = run(one.path(), &["--trials", "12"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(
+        study_dir(one.path()).file_name(),
+        study_dir(a.path()).file_name()
+    );
+}
+
+/// `kill -9` of the study process kills the trial training (no orphan writes beside the
+/// resumed one); the same command then trains what is left: the trial that was training goes
+/// on from its checkpoint in its own run, no trial is lost or trained twice, and every value
+/// equals an uninterrupted study's bit for bit.
+#[test]
+fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
+    let flags = ["--trials", "8", "--epochs", "40", "--prune", "none"];
+    let reference = tempfile::tempdir().unwrap();
+    let out = run(reference.path(), &flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected: Vec<_> = records(&study_dir(reference.path()))
+        .iter()
+        .map(outcome)
+        .collect();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(flags)
+        .arg("--artifacts")
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once a trial past the first has trained a few epochs of its 40.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let killed_in = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no trial reached epoch 3"
+        );
+        let dir = tmp.path().join("plane_fit");
+        let training = std::fs::read_dir(&dir).ok().and_then(|entries| {
+            let study = entries
+                .filter_map(Result::ok)
+                .find(|e| e.file_name().to_string_lossy().starts_with("study-"))?;
+            records(&study.path()).into_iter().find(|r| {
+                r["state"] == "running"
+                    && r["trial"].as_u64() > Some(0)
+                    && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
+            })
+        });
+        if let Some(record) = training {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break record;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let trial = killed_in["trial"].as_u64().unwrap() as usize;
+    let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
+    // The trial's process died with the study's: its metrics stop growing.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let size = std::fs::metadata(run_dir.join("metrics.csv"))
+        .unwrap()
+        .len();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(
+        std::fs::metadata(run_dir.join("metrics.csv"))
+            .unwrap()
+            .len(),
+        size
+    );
+    let study = study_dir(tmp.path());
+    let left = records(&study);
+    assert_eq!(left[trial]["state"], "running", "{left:?}");
+    assert!(left[..trial].iter().all(|r| r["state"] == "complete"));
+
+    let out = run(tmp.path(), &flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("study: trial {trial} of 8 started (lr=")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains(&format!("study: trial {} of 8", trial - 1)),
+        "an ended trial ran again: {}",
+        stderr(&out)
+    );
+    let resumed = records(&study);
+    assert_eq!(resumed.iter().map(outcome).collect::<Vec<_>>(), expected);
+    // Resumed in its own run, from its checkpoint: every epoch once in its metrics.
+    assert_eq!(resumed[trial]["run"], killed_in["run"]);
+    let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
+    assert_eq!(epochs, (1..=40).collect::<Vec<u64>>());
+    // One run per trial: none started twice.
+    let runs = std::fs::read_dir(tmp.path().join("plane_fit"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("run-")
+        })
+        .count();
+    assert_eq!(runs, 8);
+}
+
+#[test]
+fn mistakes_are_refused_before_any_trial_trains() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["--search", "lr=log_uniform(0,1)"][..],
+            "--search lr: `log_uniform` needs low > 0",
+        ),
+        (
+            &["--search", "lrr=uniform(0.1,0.2)"],
+            "unknown config key `lrr`; did you mean `lr`?",
+        ),
+        (
+            &["--search", "batch_size=uniform(8,64)"],
+            "`batch_size` is a whole number: draw it with `int(low, high)`",
+        ),
+        (
+            &["--search", "lr=log_unifrom(1e-3,1)"],
+            "did you mean `log_uniform`?",
+        ),
+        (
+            &["--objective", "min(valid.accuracy)"],
+            "the objective `valid.accuracy` is not recorded",
+        ),
+        (
+            &["--objective", "valid.loss"],
+            "write `min(split.metric)` or `max(split.metric)`",
+        ),
+        (&["--sweep", "lr=0.1,0.2"], "searches or sweeps, not both"),
+        (
+            &["--trial", "30"],
+            "--trial 30: the study has trials 0 to 29",
+        ),
+        (&["--sampler", "grid"], "[possible values: tpe, random]"),
+    ] {
+        let out = run(tmp.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    assert!(!tmp.path().join("plane_fit").exists());
+}
