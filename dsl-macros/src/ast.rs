@@ -361,6 +361,10 @@ pub struct SearchKey {
     pub seed: Option<Number>,
     /// The braces, for what the search lacks.
     pub span: Span,
+    /// The entries written, read or rejected: a rejected one is not also missing.
+    pub given: Vec<String>,
+    /// Whether `space` was written with nothing inside its braces.
+    pub space_empty: bool,
 }
 
 /// One key of a search's `space` and the distribution it is drawn from.

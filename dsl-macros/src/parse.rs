@@ -1556,10 +1556,15 @@ fn search(input: ParseStream, errors: &mut Errors) -> syn::Result<SearchKey> {
         prune: None,
         seed: None,
         span: brace.span.join(),
+        given: Vec::new(),
+        space_empty: false,
     };
-    entries(&content, ENTRIES, errors, |name, input, errors| {
+    key.given = entries(&content, ENTRIES, errors, |name, input, errors| {
         match name.to_string().as_str() {
-            "space" => key.space = space(input, errors)?,
+            "space" => {
+                key.space_empty = input.fork().parse::<proc_macro2::Group>().is_ok_and(|g| g.stream().is_empty());
+                key.space = space(input, errors)?;
+            }
             "trials" => key.trials = Some(number(input)?),
             "objective" => key.objective = Some(objective(input)?),
             "sampler" => key.sampler = Some(choice(input, "sampler", SAMPLERS)?),

@@ -383,7 +383,8 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             "keep `search` (its `space` can draw this key with `choice([..])`) or `sweep`",
         );
     }
-    if search.space.is_empty() {
+    let given = |entry: &str| search.given.iter().any(|g| g == entry);
+    if !given("space") || search.space_empty {
         err(
             errors,
             search.span,
@@ -393,6 +394,7 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
     }
     match &search.objective {
         Some((_, metric)) => must_be_recorded("the objective", metric, recorded, errors),
+        None if given("objective") => {}
         None => {
             let example = match recorded.iter().find(|m| m.split == "valid") {
                 Some(metric) => format!("valid.{}", metric.key()),
