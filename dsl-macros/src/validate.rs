@@ -1094,7 +1094,7 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
     recorded
 }
 
-/// The metrics `best(..)`, `early_stopping` and `plateau` name.
+/// The metrics `best(..)`, `early_stopping`, `plateau` and a search's objective name.
 fn watched_metrics(exp: &Experiment) -> Vec<MetricRef> {
     let best = exp.checkpoint.iter().flatten().filter_map(|p| match p {
         Policy::Best(metric) => Some(metric.clone()),
@@ -1105,7 +1105,11 @@ fn watched_metrics(exp: &Experiment) -> Vec<MetricRef> {
         Some(Schedule::Plateau { metric, .. }) => Some(metric.clone()),
         _ => None,
     };
-    best.chain(stop).chain(plateau).collect()
+    let objective = exp
+        .search
+        .iter()
+        .filter_map(|search| Some(search.objective.as_ref()?.1.clone()));
+    best.chain(stop).chain(plateau).chain(objective).collect()
 }
 
 /// The metric a rejected `split.metric` most likely meant: its split and name, each the

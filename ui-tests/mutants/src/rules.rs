@@ -362,6 +362,9 @@ fn invocation(out: &mut Out, group: &Tok) {
         if let (Some(list), "loader") = (list, key.as_str()) {
             loader(out, list, this);
         }
+        if let (Some(list), "search") = (list, key.as_str()) {
+            search(out, list, this);
+        }
         if let (Some(list), "optimizers" | "steps") = (list, key.as_str()) {
             for name in names(&list.inner) {
                 let to = format!("{}x", name.ident().unwrap());
@@ -494,6 +497,81 @@ fn loader(out: &mut Out, map: &Tok, this: (usize, usize)) {
                 "\"three\"",
                 this,
             );
+        }
+    }
+}
+
+/// A search's entries misspelt and its required ones removed; its distributions, sampler,
+/// pruner and objective's direction misspelt; its counts given a value of another form.
+fn search(out: &mut Out, map: &Tok, this: (usize, usize)) {
+    let inner = entries(&map.inner);
+    for (i, entry) in inner.iter().enumerate() {
+        let Some(at) = key_of(entry) else {
+            continue;
+        };
+        let key = entry[at].ident().unwrap();
+        let to = &misspelt(&key);
+        out.push(
+            "search entry misspelt",
+            format!("search.{key} → {to}"),
+            (entry[at].start, entry[at].end),
+            to,
+            this,
+        );
+        if ["space", "objective"].contains(&key.as_str()) {
+            let end = match inner.get(i + 1) {
+                Some(next) => next[0].start,
+                None => map.inner.last().unwrap().end,
+            };
+            out.push(
+                "required key removed",
+                format!("search.{key}"),
+                (entry[0].start, end),
+                "",
+                this,
+            );
+        }
+        let value = &entry[(at + 2).min(entry.len())..];
+        if ["trials", "seed"].contains(&key.as_str()) && !value.is_empty() {
+            out.push(
+                "value of another form",
+                format!("search.{key}: \"three\""),
+                span(value),
+                "\"three\"",
+                this,
+            );
+        }
+        // `sampler: tpe`, `prune: median`, `objective: min(..)`: the word misspelt.
+        if let ("sampler" | "prune" | "objective", Some(word)) =
+            (key.as_str(), value.first().and_then(Tok::ident))
+        {
+            let to = format!("{word}x");
+            out.push(
+                "search word misspelt",
+                format!("search.{key}: {to}"),
+                (value[0].start, value[0].end),
+                &to,
+                this,
+            );
+        }
+        // Each distribution of `space: { key: dist(..) }`.
+        if let ("space", Some(space)) = (key.as_str(), value.first()) {
+            for param in entries(&space.inner) {
+                let Some(name) = key_of(param).and_then(|k| param.get(k + 2)) else {
+                    continue;
+                };
+                let Some(dist) = name.ident() else {
+                    continue;
+                };
+                let to = format!("{dist}x");
+                out.push(
+                    "search word misspelt",
+                    format!("search.space: {to}"),
+                    (name.start, name.end),
+                    &to,
+                    this,
+                );
+            }
         }
     }
 }
