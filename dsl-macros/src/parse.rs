@@ -1562,7 +1562,10 @@ fn search(input: ParseStream, errors: &mut Errors) -> syn::Result<SearchKey> {
     key.given = entries(&content, ENTRIES, errors, |name, input, errors| {
         match name.to_string().as_str() {
             "space" => {
-                key.space_empty = input.fork().parse::<proc_macro2::Group>().is_ok_and(|g| g.stream().is_empty());
+                key.space_empty = input
+                    .fork()
+                    .parse::<proc_macro2::Group>()
+                    .is_ok_and(|g| g.stream().is_empty());
                 key.space = space(input, errors)?;
             }
             "trials" => key.trials = Some(number(input)?),

@@ -6,6 +6,7 @@
 //! `study.csv`, `study.svg` and one `trial-<K>.json` per trial; each trial is its own run in
 //! `artifacts/plane_fit/run-<N>`. Killed, the same command resumes the study.
 
+use burn::train::RegressionOutput;
 use dsl_runtime::prelude::*;
 use search::{Batch, Plane, PointBatcher, points};
 
@@ -13,7 +14,7 @@ training! {
     /// The plane fit, its learning rate searched.
     name: PlaneFit,
     model: Plane = Plane::new(device),
-    step: |model, batch: Batch| -> burn::train::RegressionOutput { model.forward_regression(batch) },
+    step: |model, batch: Batch| -> RegressionOutput { model.forward_regression(batch) },
     loader: {
         train: points(0..256),
         valid: points(256..320),

@@ -483,6 +483,67 @@ fn a_sweep_is_a_parent_run_with_one_child_per_trial() {
     );
 }
 
+/// A study is a parent run with one child per trial, each a run of its own (though the
+/// experiment resumes its newest run by default) tagged with how its trial ended.
+#[test]
+fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("study");
+    let stderr = finished(train(
+        dir.path(),
+        &server,
+        &name,
+        &[
+            "--epochs",
+            "3",
+            "--search",
+            "lr=log_uniform(0.01,0.5)",
+            "--sampler",
+            "random",
+            "--trials",
+            "6",
+            "--prune",
+            "asha",
+        ],
+    ));
+    let study = std::fs::read_dir(dir.path().join("resumable"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("study-"))
+        .expect("a study folder");
+    let mut runs = std::collections::BTreeSet::new();
+    let mut parents = std::collections::BTreeSet::new();
+    let mut pruned = 0;
+    for k in 0..6 {
+        let record: Value =
+            serde_json::from_slice(&std::fs::read(study.join(format!("trial-{k}.json"))).unwrap())
+                .unwrap();
+        let run = PathBuf::from(record["run"].as_str().unwrap());
+        runs.insert(run.clone());
+        let tags = tags(&server, ledger(&run)["run_id"].as_str().unwrap());
+        assert_eq!(
+            tags.get("dsl.trial.state").map(String::as_str),
+            record["state"].as_str(),
+            "{stderr}"
+        );
+        parents.insert(tags["mlflow.parentRunId"].clone());
+        pruned += usize::from(record["state"] == "pruned");
+    }
+    assert_eq!(runs.len(), 6, "each trial a new run: {runs:?}");
+    assert_eq!(parents.len(), 1, "one parent for the study");
+    assert!(pruned > 0, "successive halving prunes some of 6 trials: {stderr}");
+    let parent = api(&server, &format!("runs/get?run_id={}", parents.first().unwrap()));
+    assert_eq!(parent["run"]["info"]["status"], "FINISHED");
+    assert!(
+        parent["run"]["info"]["run_name"]
+            .as_str()
+            .unwrap()
+            .starts_with("study-"),
+        "{parent}"
+    );
+}
+
 fn tags(server: &str, run_id: &str) -> BTreeMap<String, String> {
     params_and_tags(server, run_id).1
 }

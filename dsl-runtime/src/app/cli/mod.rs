@@ -134,9 +134,9 @@ pub struct Args {
     /// Trials of the study (default: its `trials`, else 20); a larger budget extends it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub trials: Option<u64>,
-    /// The metric the study optimizes and its direction, e.g. `max(valid.accuracy)`
+    /// The recorded metric M the study optimizes and its direction, e.g. `max(valid.accuracy)`
     /// (default: its `objective`, else `min(valid.loss)`).
-    #[arg(long, value_name = "min|max(SPLIT.METRIC)")]
+    #[arg(long, value_name = "min|max(M)")]
     pub objective: Option<String>,
     /// How the study draws trials (default: its `sampler`, else `tpe`).
     #[arg(long, value_name = "NAME", value_parser = ["tpe", "random"])]
@@ -765,10 +765,17 @@ fn study<C: Serialize + DeserializeOwned>(
                 params,
                 resume,
             } => {
+                // The trial's own run, resumed; else a new run, whatever the experiment
+                // resumes by default (`resume: latest` would continue another trial's run).
+                let (run, from) = match resume {
+                    Some(run) => (Value::from(run), Value::from("latest")),
+                    None => (Value::Null, Value::Null),
+                };
                 let mut settings = params;
-                if let Some(run) = resume {
-                    settings.push(("run".to_owned(), Value::from(run)));
-                    settings.push(("resume".to_owned(), Value::from("latest")));
+                for (key, value) in [("run", run), ("resume", from)] {
+                    if json.get(key).is_some() {
+                        settings.push((key.to_owned(), value));
+                    }
                 }
                 let config = configured(&settings)?;
                 args.study_trial = Some(trial);
