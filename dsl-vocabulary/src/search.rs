@@ -29,10 +29,12 @@ pub const TPE_STARTUP: usize = 10;
 /// `MedianPruner` default)...
 pub const MEDIAN_STARTUP: usize = 5;
 
-/// ...nor in a trial's first epochs, whose values say little yet.
+/// Epochs of a trial the median rule never stops after: none, as Optuna's default.
 pub const MEDIAN_WARMUP: usize = 0;
 
-/// Successive halving's first rung, in epochs (its "minimum resource").
+/// Successive halving's first rung, in epochs (its "minimum resource"): 2, since on the search
+/// example a rung at epoch 1 stopped the best trial on 2 of 5 seeds (at epoch 1 the trials'
+/// order is mostly their starting point's).
 pub const ASHA_MIN_EPOCHS: usize = 2;
 
 /// Successive halving's reduction factor: at each rung, one trial in this many goes on.

@@ -510,7 +510,12 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
     let study = std::fs::read_dir(dir.path().join("resumable"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("study-"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("study-")
+        })
         .expect("a study folder");
     let mut runs = std::collections::BTreeSet::new();
     let mut parents = std::collections::BTreeSet::new();
@@ -532,8 +537,14 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
     }
     assert_eq!(runs.len(), 6, "each trial a new run: {runs:?}");
     assert_eq!(parents.len(), 1, "one parent for the study");
-    assert!(pruned > 0, "successive halving prunes some of 6 trials: {stderr}");
-    let parent = api(&server, &format!("runs/get?run_id={}", parents.first().unwrap()));
+    assert!(
+        pruned > 0,
+        "successive halving prunes some of 6 trials: {stderr}"
+    );
+    let parent = api(
+        &server,
+        &format!("runs/get?run_id={}", parents.first().unwrap()),
+    );
     assert_eq!(parent["run"]["info"]["status"], "FINISHED");
     assert!(
         parent["run"]["info"]["run_name"]

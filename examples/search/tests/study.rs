@@ -133,6 +133,29 @@ fn a_study_records_each_trials_values_objective_and_run() {
     assert_eq!(csv.lines().count(), 9);
     let svg = std::fs::read_to_string(study.join("study.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("best so far"));
+    // A pruned trial promoted: trained on from its checkpoint, in its run, to epoch 10.
+    let k = records.iter().position(|r| r["state"] == "pruned").unwrap();
+    let out = run(tmp.path(), &["--trials", "8", "--promote", &k.to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let promoted = &self::records(&study)[k];
+    assert_eq!(promoted["state"], "complete", "{promoted}");
+    assert_eq!(promoted["run"], records[k]["run"]);
+    let curve = promoted["curve"].as_array().unwrap();
+    let before = records[k]["curve"].as_array().unwrap();
+    assert_eq!(curve.len(), 10);
+    assert_eq!(curve[..before.len()], before[..]);
+    let run_dir = PathBuf::from(promoted["run"].as_str().unwrap());
+    let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
+    assert_eq!(epochs, (1..=10).collect::<Vec<u64>>());
+    let again = run(tmp.path(), &["--trials", "8", "--promote", &k.to_string()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("was not pruned"),
+        "{}",
+        stderr(&again)
+    );
+    let mut records = records;
+    records[k] = promoted.clone();
     // Run again, the study has nothing left to train.
     let again = run(tmp.path(), &["--trials", "8"]);
     assert!(again.status.success(), "{}", stderr(&again));
@@ -205,39 +228,13 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
         .collect();
 
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .args(flags)
-        .arg("--artifacts")
-        .arg(tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Killed once a trial past the first has trained a few epochs of its 40.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let killed_in = loop {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no trial reached epoch 3"
-        );
-        let dir = tmp.path().join("plane_fit");
-        let training = std::fs::read_dir(&dir).ok().and_then(|entries| {
-            let study = entries
-                .filter_map(Result::ok)
-                .find(|e| e.file_name().to_string_lossy().starts_with("study-"))?;
-            records(&study.path()).into_iter().find(|r| {
-                r["state"] == "running"
-                    && r["trial"].as_u64() > Some(0)
-                    && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
-            })
-        });
-        if let Some(record) = training {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break record;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
+    // First a SIGTERM to the study process alone, once trial 1 trained 3 epochs: the trial
+    // saves and stops, the study exits with 130; then, resumed, a kill -9 once a later trial
+    // trained 3 epochs.
+    let (termed, _) = stop_at(tmp.path(), &flags, 1, "-TERM");
+    assert_eq!(termed, Some(130));
+    let (killed, killed_in) = stop_at(tmp.path(), &flags, 2, "-KILL");
+    assert_eq!(killed, None, "killed by a signal");
     let trial = killed_in["trial"].as_u64().unwrap() as usize;
     let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
     // The trial's process died with the study's: its metrics stop growing.
@@ -256,6 +253,7 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     let left = records(&study);
     assert_eq!(left[trial]["state"], "running", "{left:?}");
     assert!(left[..trial].iter().all(|r| r["state"] == "complete"));
+    assert!(trial >= 2);
 
     let out = run(tmp.path(), &flags);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -287,6 +285,47 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
         })
         .count();
     assert_eq!(runs, 8);
+}
+
+/// Starts the study and sends it `signal` once trial `from` or a later one is training with
+/// 3 epochs recorded; its exit code, and the record of the trial it was training.
+fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option<i32>, Value) {
+    let mut child = Command::new(BIN)
+        .args(flags)
+        .arg("--artifacts")
+        .arg(artifacts)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no trial reached epoch 3"
+        );
+        let dir = artifacts.join("plane_fit");
+        let training = std::fs::read_dir(&dir).ok().and_then(|entries| {
+            let study = entries
+                .filter_map(Result::ok)
+                .find(|e| e.file_name().to_string_lossy().starts_with("study-"))?;
+            records(&study.path()).into_iter().find(|r| {
+                r["state"] == "running"
+                    && r["trial"].as_u64() >= Some(from)
+                    && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
+            })
+        });
+        if let Some(record) = training {
+            let sent = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            let status = child.wait().unwrap();
+            return (status.code(), record);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 #[test]

@@ -147,6 +147,9 @@ pub struct Args {
     /// The study's seed (default: its `seed`, else 0).
     #[arg(long, value_name = "N")]
     pub search_seed: Option<u64>,
+    /// Train the study's pruned trial K on from its checkpoint to its last epoch.
+    #[arg(long, value_name = "K", conflicts_with = "trial")]
+    pub promote: Option<usize>,
     /// The study's trial this process trains, set by [`main`] from `--trial`: told each
     /// epoch's objective, and recorded when training ends.
     #[arg(skip)]
@@ -569,6 +572,12 @@ fn sweep<C: Serialize + DeserializeOwned>(
     {
         return study(args, config, &plan, definition, trials);
     }
+    if args.promote.is_some() {
+        return Err(CliError::new(
+            "--promote trains a study's pruned trial: add `search: { .. }` or `--search KEY=DIST`",
+        )
+        .into());
+    }
     if args.jobs.is_some() && args.trial.is_some() {
         return Err(CliError::new(
             "--jobs runs a sweep's trials and --trial one of them: give one of the two",
@@ -743,7 +752,7 @@ fn study<C: Serialize + DeserializeOwned>(
     }
     let artifacts = PathBuf::from(json["artifacts"].as_str().unwrap_or("artifacts"));
     let study = Study::new(&artifacts, plan.name(), definition);
-    if let Some(k) = args.trial {
+    if let Some(k) = args.trial.or(args.promote) {
         if k >= trials {
             return Err(CliError::new(format!(
                 "--trial {k}: the study has trials 0 to {} (--trials {trials})",
@@ -751,7 +760,11 @@ fn study<C: Serialize + DeserializeOwned>(
             ))
             .into());
         }
-        return match TrialRun::prepare(study.clone(), k)? {
+        let prepared = match args.promote {
+            Some(_) => TrialRun::promote(study.clone(), k)?,
+            None => TrialRun::prepare(study.clone(), k)?,
+        };
+        return match prepared {
             Prepared::Ended(state) => {
                 say!(
                     "study: trial {k} is {} in {}: nothing to train",

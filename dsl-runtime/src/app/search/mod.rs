@@ -245,8 +245,18 @@ pub(crate) fn run(
     let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
     let mut ended = Ended::default();
     let mut next = 0;
+    let mut forwarded = false;
     loop {
-        let stopping = ended.interrupted || crate::interrupt::raised();
+        // A SIGTERM sent to this process alone reaches the trials too: each saves and stops.
+        if crate::interrupt::raised() && !forwarded {
+            forwarded = true;
+            ended.interrupted = true;
+            for (_, child, _) in &running {
+                // SAFETY: `kill` on a child this process started and has not reaped.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            }
+        }
+        let stopping = ended.interrupted;
         while !stopping
             && next < trials
             && running.len() < jobs
@@ -355,6 +365,8 @@ pub struct TrialRun {
     study: Study,
     record: TrialRecord,
     seen: Vec<study::TrialRecord>,
+    /// A pruned trial trained on to its last epoch (`--promote K`): not pruned again.
+    promoted: bool,
 }
 
 /// What `--trial K` of a search does.
@@ -376,6 +388,25 @@ impl TrialRun {
     /// Trial `trial` of `study`: its record, or (run alone, as a job array's task) its values
     /// drawn once the trials it sees have ended, waited for.
     pub fn prepare(study: Study, trial: usize) -> Result<Prepared, CliError> {
+        Self::prepare_as(study, trial, false)
+    }
+
+    /// Pruned trial `trial` of `study`, to train on from its checkpoint to its last epoch.
+    pub fn promote(study: Study, trial: usize) -> Result<Prepared, CliError> {
+        let mut record = study.read(trial)?.filter(|r| r.state == State::Pruned).ok_or_else(|| {
+            CliError::new(format!(
+                "--promote {trial}: trial {trial} of {} was not pruned; `study.md` lists the pruned ones",
+                study.dir.display()
+            ))
+        })?;
+        record.state = State::Running;
+        study
+            .write(&record)
+            .map_err(|e| CliError::new(e.to_string()))?;
+        Self::prepare_as(study, trial, true)
+    }
+
+    fn prepare_as(study: Study, trial: usize, promoted: bool) -> Result<Prepared, CliError> {
         study.create()?;
         let mut said = false;
         let seen = loop {
@@ -422,6 +453,7 @@ impl TrialRun {
             study,
             record,
             seen,
+            promoted,
         }));
         Ok(Prepared::Train {
             trial,
@@ -459,6 +491,9 @@ impl TrialRun {
     }
 
     fn pruned(&mut self, epoch: usize) -> Option<Control> {
+        if self.promoted {
+            return None;
+        }
         let why = self.study.prune(&self.record, epoch, &self.seen)?;
         self.record.pruned = Some(why.clone());
         Some(match self.write() {

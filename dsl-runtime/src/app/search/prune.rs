@@ -22,7 +22,7 @@ pub enum Pruner {
     /// Stops a trial whose best value so far is worse than the median of the other trials'
     /// best values by the same epoch.
     Median,
-    /// Successive halving: at epochs 1, 3, 9, .. a trial goes on only if its value is in the
+    /// Successive halving: at epochs 2, 6, 18, .. a trial goes on only if its value is in the
     /// best third of the values other trials had at that epoch.
     Asha,
 }
@@ -134,16 +134,15 @@ mod tests {
     }
 
     #[test]
-    fn the_median_rule_waits_for_its_startup_and_warmup() {
+    fn the_median_rule_waits_for_its_startup_trials() {
         let others: Vec<Vec<(usize, f64)>> = (0..5)
             .map(|k| curve(&[1.0, 0.5 + 0.1 * k as f64, 0.3]))
             .collect();
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
         let bad = curve(&[2.0, 0.9]);
-        assert!(
-            Pruner::Median.decide(1, 3, &bad[..1], &others).is_none(),
-            "warmup"
-        );
+        // From the first epoch (no warmup, as Optuna's default).
+        assert_eq!(MEDIAN_WARMUP, 0);
+        assert!(Pruner::Median.decide(1, 3, &bad[..1], &others).is_some());
         let why = Pruner::Median.decide(2, 3, &bad, &others).unwrap();
         assert!(why.contains("median 0.7 of 5 earlier trials"), "{why}");
         assert!(
@@ -166,39 +165,43 @@ mod tests {
 
     #[test]
     fn successive_halving_keeps_a_third_at_each_rung() {
+        assert_eq!((ASHA_MIN_EPOCHS, ASHA_ETA), (2, 3));
         let others: Vec<Vec<(usize, f64)>> = [0.1, 0.2, 0.3, 0.4, 0.5]
             .iter()
-            .map(|&v| curve(&[v, v, v]))
+            .map(|&v| curve(&[v; 6]))
             .collect();
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
-        // Six values at epoch 1: the best two go on.
+        // Six values at epoch 2: the best two go on.
         assert!(
             Pruner::Asha
-                .decide(1, 9, &curve(&[0.15]), &others)
+                .decide(2, 18, &curve(&[9.0, 0.15]), &others)
                 .is_none()
         );
         assert!(
             Pruner::Asha
-                .decide(1, 9, &curve(&[0.25]), &others)
+                .decide(2, 18, &curve(&[9.0, 0.25]), &others)
                 .is_some()
         );
-        // Epoch 2 is no rung; 3 is.
+        // Epochs 1 and 3 are no rung; 6 is.
         assert!(
             Pruner::Asha
-                .decide(2, 9, &curve(&[0.15, 0.9]), &others)
+                .decide(1, 18, &curve(&[9.0]), &others)
                 .is_none()
         );
         assert!(
             Pruner::Asha
-                .decide(3, 9, &curve(&[0.15, 0.9, 0.9]), &others)
-                .is_some()
+                .decide(3, 18, &curve(&[9.0, 0.15, 0.9]), &others)
+                .is_none()
         );
+        let late = curve(&[9.0, 0.15, 0.9, 0.9, 0.9, 0.9]);
+        assert!(Pruner::Asha.decide(6, 18, &late, &others).is_some());
         // The first trial, alone at its rung, goes on; NaN is the worst value.
-        assert!(Pruner::Asha.decide(1, 9, &curve(&[5.0]), &[]).is_none());
         assert!(
             Pruner::Asha
-                .decide(1, 9, &curve(&[f64::NAN]), &others[..2])
-                .is_some()
+                .decide(2, 18, &curve(&[5.0, 5.0]), &[])
+                .is_none()
         );
+        let nan = curve(&[f64::NAN, f64::NAN]);
+        assert!(Pruner::Asha.decide(2, 18, &nan, &others[..2]).is_some());
     }
 }
