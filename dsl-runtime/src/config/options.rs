@@ -120,7 +120,39 @@ pub struct FitOptions {
     /// A callback the command line adds to the run (a study's trial reports each epoch's
     /// objective and is told when to stop): not a setting, so not written.
     #[serde(skip)]
-    pub watch: Option<crate::fit::callback::Watch>,
+    pub watch: Option<Watch>,
+}
+
+/// What the command line watches of a run (a study's trial reports its objective): told of the
+/// run's start and of each epoch's end, it may stop the run after that epoch, saying why.
+pub trait EpochWatch: Send {
+    /// The run starts in `run_dir` at `first_epoch` (after a resume's restored ones) and would
+    /// train to `last_epoch`.
+    fn run_start(
+        &mut self,
+        run_dir: &std::path::Path,
+        first_epoch: usize,
+        last_epoch: usize,
+    ) -> Option<String>;
+    /// `epoch` was validated; its values are in `history`.
+    fn epoch_end(&mut self, epoch: usize, history: &crate::history::History) -> Option<String>;
+}
+
+/// An [`EpochWatch`] shared with whoever set it, who reads what it learnt once the run ends.
+#[derive(Clone)]
+pub struct Watch(pub std::sync::Arc<std::sync::Mutex<dyn EpochWatch>>);
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
+}
+
+/// The same watch, not one with equal fields: options are equal when they share it.
+impl PartialEq for Watch {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// [`FitOptions::read_every`]'s default.

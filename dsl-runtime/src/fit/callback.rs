@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::path::Path;
 
+use crate::config::options::Watch;
 use crate::error::FitError;
 use crate::history::{History, Split};
 
@@ -144,54 +145,28 @@ pub trait Callback {
     }
 }
 
-/// A callback shared with whoever set it in [`FitOptions::watch`](crate::FitOptions::watch),
-/// which reads what it learnt once the run ends.
-#[derive(Clone)]
-pub struct Watch(pub std::sync::Arc<std::sync::Mutex<dyn Callback + Send>>);
-
-impl std::fmt::Debug for Watch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Watch")
+/// The command line's watch of a run, heard as a callback.
+// Not recommended in errors: a user's type that is not a callback is not helped by a watch.
+#[diagnostic::do_not_recommend]
+impl Callback for Watch {
+    fn run_start(&mut self, run: &RunStart<'_>) -> Control {
+        let stop = self
+            .lock()
+            .run_start(run.run_dir, run.first_epoch, run.last_epoch);
+        stop.map_or(Control::Continue, Control::Stop)
     }
-}
-
-/// The same watch, not one with equal fields: options are equal when they share it.
-impl PartialEq for Watch {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    fn epoch_end(&mut self, epoch: &EpochEnd<'_>) -> Control {
+        let stop = self.lock().epoch_end(epoch.epoch, epoch.history);
+        stop.map_or(Control::Continue, Control::Stop)
     }
 }
 
 impl Watch {
-    /// The shared callback, locked (a panic in it elsewhere does not hide what it holds).
-    fn lock(&self) -> std::sync::MutexGuard<'_, dyn Callback + Send + 'static> {
+    /// The watch, locked (a panic in it elsewhere does not hide what it holds).
+    fn lock(&self) -> std::sync::MutexGuard<'_, dyn crate::config::options::EpochWatch + 'static> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-impl Callback for Watch {
-    fn run_start(&mut self, run: &RunStart<'_>) -> Control {
-        self.lock().run_start(run)
-    }
-    fn epoch_start(&mut self, epoch: usize) -> Control {
-        self.lock().epoch_start(epoch)
-    }
-    fn step_end(&mut self, step: &StepEnd) -> Control {
-        self.lock().step_end(step)
-    }
-    fn epoch_end(&mut self, epoch: &EpochEnd<'_>) -> Control {
-        self.lock().epoch_end(epoch)
-    }
-    fn run_end(&mut self, end: &RunEnd<'_>) {
-        self.lock().run_end(end)
-    }
-    fn save(&self) -> Option<serde_json::Value> {
-        self.lock().save()
-    }
-    fn restore(&mut self, state: serde_json::Value) -> Result<(), String> {
-        self.lock().restore(state)
     }
 }
 

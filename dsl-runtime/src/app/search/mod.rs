@@ -20,8 +20,8 @@ pub mod sampler;
 pub mod space;
 pub mod study;
 
+use crate::config::options::{EpochWatch, Watch};
 use crate::error::CliError;
-use crate::fit::callback::{Callback, Control, EpochEnd, RunStart, Watch};
 use prune::Pruner;
 use sampler::Sampler;
 use space::{Dist, Param};
@@ -480,56 +480,59 @@ impl TrialRun {
         report::write(&self.study).map(drop)
     }
 
-    fn write(&self) -> Control {
-        match self.study.write(&self.record) {
-            Ok(()) => Control::Continue,
-            Err(e) => Control::Stop(format!(
+    /// Writes the record; `Some` (the run stops) when it cannot be written.
+    fn write(&self) -> Option<String> {
+        self.study.write(&self.record).err().map(|e| {
+            format!(
                 "the study's record of trial {} cannot be written: {e}",
                 self.record.trial
-            )),
-        }
+            )
+        })
     }
 
-    fn pruned(&mut self, epoch: usize) -> Option<Control> {
+    /// Why the trial stops after `epoch`, if the pruner says it does (then recorded).
+    fn pruned(&mut self, epoch: usize) -> Option<String> {
         if self.promoted {
             return None;
         }
         let why = self.study.prune(&self.record, epoch, &self.seen)?;
         self.record.pruned = Some(why.clone());
-        Some(match self.write() {
-            Control::Continue => Control::Stop(format!("pruned: {why}")),
-            failed => failed,
-        })
+        Some(self.write().unwrap_or(format!("pruned: {why}")))
     }
 }
 
-impl Callback for TrialRun {
-    fn run_start(&mut self, run: &RunStart<'_>) -> Control {
-        self.record.run = Some(run.run_dir.to_owned());
-        self.record.last_epoch = Some(run.last_epoch);
+impl EpochWatch for TrialRun {
+    fn run_start(
+        &mut self,
+        run_dir: &Path,
+        first_epoch: usize,
+        last_epoch: usize,
+    ) -> Option<String> {
+        self.record.run = Some(run_dir.to_owned());
+        self.record.last_epoch = Some(last_epoch);
         // Values past the checkpoint resumed from are trained again.
-        self.record.curve.retain(|&(e, _)| e < run.first_epoch);
+        self.record.curve.retain(|&(e, _)| e < first_epoch);
         self.record.pruned = None;
         // Killed after the pruner's decision, before the trial's end was recorded.
         if let Some(&(last, _)) = self.record.curve.last()
             && let Some(stop) = self.pruned(last)
         {
-            return stop;
+            return Some(stop);
         }
         self.write()
     }
 
-    fn epoch_end(&mut self, end: &EpochEnd<'_>) -> Control {
+    fn epoch_end(&mut self, epoch: usize, history: &crate::history::History) -> Option<String> {
         let objective = &self.study.definition.objective;
-        let Some(value) = study::value_at(end.history, objective, end.epoch) else {
-            return Control::Stop(format!(
+        let Some(value) = study::value_at(history, objective, epoch) else {
+            return Some(format!(
                 "the study's objective `{}` is not recorded by this run",
                 objective.metric
             ));
         };
-        self.record.curve.retain(|&(e, _)| e < end.epoch);
-        self.record.curve.push((end.epoch, value));
-        self.pruned(end.epoch).unwrap_or_else(|| self.write())
+        self.record.curve.retain(|&(e, _)| e < epoch);
+        self.record.curve.push((epoch, value));
+        self.pruned(epoch).or_else(|| self.write())
     }
 }
 
