@@ -26,11 +26,8 @@ pub const PRUNERS: &[&str] = &["none", "median", "asha"];
 pub const TPE_STARTUP: usize = 10;
 
 /// The median rule prunes nothing until this many earlier trials reached the epoch (Optuna's
-/// `MedianPruner` default)...
+/// `MedianPruner` default); it prunes from the first epoch on (no warmup, as Optuna's default).
 pub const MEDIAN_STARTUP: usize = 5;
-
-/// Epochs of a trial the median rule never stops after: none, as Optuna's default.
-pub const MEDIAN_WARMUP: usize = 0;
 
 /// Successive halving's first rung, in epochs (its "minimum resource"): 2, since on the search
 /// example a rung at epoch 1 stopped the best trial on 2 of 5 seeds (at epoch 1 the trials'

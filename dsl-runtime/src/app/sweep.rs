@@ -426,7 +426,9 @@ pub(crate) fn this_program() -> Result<PathBuf, CliError> {
 /// Starts trial `trial` as `exe args.. --trial K`, `env` added, its output copied to
 /// `trial-<K>.log` in `dir` and, with `echo`, to this terminal. With `die_with_parent` (Linux),
 /// the child is killed when this process dies, so that a study resumed after a kill never
-/// finds its trial still training beside the resumed one.
+/// finds its trial still training beside the resumed one; and it is put in a process group of
+/// its own, so that Ctrl-C reaches this process alone, which passes it on once (a second signal
+/// would end a trial before it saves).
 pub(crate) fn spawn_trial(
     exe: &Path,
     dir: &Path,
@@ -454,6 +456,7 @@ pub(crate) fn spawn_trial(
     #[cfg(target_os = "linux")]
     if die_with_parent {
         use std::os::unix::process::CommandExt;
+        command.process_group(0);
         // SAFETY: prctl is async-signal-safe and touches only the child being started.
         unsafe {
             command.pre_exec(

@@ -299,11 +299,10 @@ fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    loop {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no trial reached epoch 3"
-        );
+    let found = loop {
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
         let dir = artifacts.join("plane_fit");
         let training = std::fs::read_dir(&dir).ok().and_then(|entries| {
             let study = entries
@@ -315,17 +314,21 @@ fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option
                     && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
             })
         });
-        if let Some(record) = training {
-            let sent = Command::new("kill")
-                .args([signal, &child.id().to_string()])
-                .status()
-                .unwrap();
-            assert!(sent.success());
-            let status = child.wait().unwrap();
-            return (status.code(), record);
+        if training.is_some() {
+            break training;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    };
+    let signal = if found.is_some() { signal } else { "-KILL" };
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(sent.unwrap().success());
+    (
+        status.code(),
+        found.expect("a trial reached epoch 3 within 2 minutes"),
+    )
 }
 
 #[test]

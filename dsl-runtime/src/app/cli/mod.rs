@@ -717,9 +717,9 @@ fn study<C: Serialize + DeserializeOwned>(
         )
         .into());
     }
-    if crate::parallel::group().is_some() && args.trial.is_none() {
+    if crate::parallel::group().is_some() {
         return Err(CliError::new(
-            "a study starts its trials as child processes: start it without mpirun (data-parallel training is for one trial, with --trial K)",
+            "a study's trials train in one process each: start it without mpirun",
         )
         .into());
     }

@@ -245,15 +245,21 @@ pub(crate) fn run(
     let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
     let mut ended = Ended::default();
     let mut next = 0;
+    let mut raised_at: Option<std::time::Instant> = None;
     let mut forwarded = false;
     loop {
-        // A SIGTERM sent to this process alone reaches the trials too: each saves and stops.
-        if crate::interrupt::raised() && !forwarded {
-            forwarded = true;
+        // Ctrl-C or a SIGTERM sent to this process alone reaches the trials too, each then
+        // saving and stopping, after a grace period: a signal sent to every process (Slurm's
+        // `scancel`) reaches them itself, and a second one would end a trial before it saves.
+        if crate::interrupt::raised() {
             ended.interrupted = true;
-            for (_, child, _) in &running {
-                // SAFETY: `kill` on a child this process started and has not reaped.
-                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let since = *raised_at.get_or_insert_with(std::time::Instant::now);
+            if !forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
+                forwarded = true;
+                for (_, child, _) in &running {
+                    // SAFETY: `kill` on a child this process started and has not reaped.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                }
             }
         }
         let stopping = ended.interrupted;

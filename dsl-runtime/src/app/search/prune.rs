@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use dsl_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP};
+use dsl_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP};
 
 /// A trial's objective per epoch, `(epoch, value)`, lower better.
 pub type Curve = [(usize, f64)];
@@ -73,9 +73,6 @@ fn best_by(curve: &Curve, epoch: usize) -> Option<f64> {
 }
 
 fn median(epoch: usize, own: &Curve, others: &[&Curve]) -> Option<String> {
-    if epoch <= MEDIAN_WARMUP {
-        return None;
-    }
     let mut values: Vec<f64> = others.iter().filter_map(|c| best_by(c, epoch)).collect();
     if values.len() < MEDIAN_STARTUP {
         return None;
@@ -141,7 +138,6 @@ mod tests {
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
         let bad = curve(&[2.0, 0.9]);
         // From the first epoch (no warmup, as Optuna's default).
-        assert_eq!(MEDIAN_WARMUP, 0);
         assert!(Pruner::Median.decide(1, 3, &bad[..1], &others).is_some());
         let why = Pruner::Median.decide(2, 3, &bad, &others).unwrap();
         assert!(why.contains("median 0.7 of 5 earlier trials"), "{why}");
