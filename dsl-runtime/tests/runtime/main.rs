@@ -23,6 +23,7 @@ mod run_outputs;
 mod seed_classification;
 mod seed_regression;
 mod several_optimizers;
+mod study;
 mod test_split;
 mod training_controls;
 mod tuned;
