@@ -287,6 +287,30 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     assert_eq!(runs, 8);
 }
 
+/// A SIGTERM to the study process alone reaches the trial training after the grace period: it
+/// saves where it is, mid-epoch, and stops; the study exits with 130 and resumes from there.
+#[test]
+fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flags = ["--trials", "1", "--epochs", "2000", "--prune", "none"];
+    let (code, record) = stop_at(tmp.path(), &flags, 0, "-TERM");
+    assert_eq!(code, Some(130));
+    let study = study_dir(tmp.path());
+    let left = &records(&study)[0];
+    assert_eq!(left["state"], "running");
+    let stopped_at = left["curve"].as_array().unwrap().len();
+    assert!(stopped_at < 2000, "{stopped_at}");
+    let run_dir = PathBuf::from(record["run"].as_str().unwrap());
+    assert!(run_dir.join("checkpoint/model-interrupted.bpk").exists());
+    let out = run(tmp.path(), &flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let done = &records(&study)[0];
+    assert_eq!(done["state"], "complete");
+    assert_eq!(done["run"], record["run"]);
+    let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
+    assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>());
+}
+
 /// Starts the study and sends it `signal` once trial `from` or a later one is training with
 /// 3 epochs recorded; its exit code, and the record of the trial it was training.
 fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option<i32>, Value) {
