@@ -104,6 +104,17 @@ pub(crate) fn study_svg(
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let areas = root.split_evenly((rows as usize, columns as usize));
         let finite: Vec<&StudyPoint> = points.iter().filter(|p| p.objective.is_finite()).collect();
+        // Objectives spanning decades (a diverged trial's loss beside the best one's) are drawn
+        // as their logarithm, so that the good trials are not one flat line at the bottom.
+        let (lo, hi) = finite.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
+            (lo.min(p.objective), hi.max(p.objective))
+        });
+        let log = lo > 0.0 && hi / lo > 100.0;
+        let y = |v: f64| if log { v.log10() } else { v };
+        let title = match log {
+            true => format!("log10 {objective}"),
+            false => objective.to_owned(),
+        };
         let mut best = Vec::new();
         let mut so_far: Option<f64> = None;
         for p in finite.iter().filter(|p| !p.pruned) {
@@ -117,21 +128,20 @@ pub(crate) fn study_svg(
             if better {
                 so_far = Some(p.objective);
             }
-            best.push((p.trial as f64, so_far.unwrap_or(p.objective)));
+            best.push((p.trial as f64, y(so_far.unwrap_or(p.objective))));
         }
         let by_trial: Vec<(f64, f64, bool)> = finite
             .iter()
-            .map(|p| (p.trial as f64, p.objective, p.pruned))
+            .map(|p| (p.trial as f64, y(p.objective), p.pruned))
             .collect();
-        scatter(&areas[0], "trial", objective, &by_trial, Some(&best))
-            .map_err(|e| e.to_string())?;
+        scatter(&areas[0], "trial", &title, &by_trial, Some(&best)).map_err(|e| e.to_string())?;
         for (k, (axis, area)) in axes.iter().zip(areas.iter().skip(1)).enumerate() {
             let by_key: Vec<(f64, f64, bool)> = finite
                 .iter()
-                .filter_map(|p| Some((*p.keys.get(k)?, p.objective, p.pruned)))
+                .filter_map(|p| Some((*p.keys.get(k)?, y(p.objective), p.pruned)))
                 .filter(|(x, _, _)| x.is_finite())
                 .collect();
-            scatter(area, axis, objective, &by_key, None).map_err(|e| e.to_string())?;
+            scatter(area, axis, &title, &by_key, None).map_err(|e| e.to_string())?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
