@@ -1,0 +1,155 @@
+//! The study process: trains the trials as child processes of the experiment's own binary,
+//! each once the trials it sees have ended, and records how each ended.
+
+use std::process::Child;
+use std::thread::JoinHandle;
+
+use super::report;
+use super::study::{State, Study, TrialRecord};
+use crate::error::CliError;
+
+/// How the study process ended.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// Trials whose process failed.
+    pub failed: Vec<usize>,
+    /// Ctrl-C or SIGTERM: the trials still training were stopped, to resume.
+    pub interrupted: bool,
+}
+
+/// Trains trials `0..trials` of `study` as children of this binary (`args` are the process's
+/// own; `env` is added), `jobs` at once, each started once the trials it sees have ended. A
+/// trial that ended is not trained again; one left running by a killed study is resumed.
+pub(crate) fn run(
+    study: &Study,
+    trials: usize,
+    args: &[String],
+    env: &[(&str, String)],
+    parent: Option<&crate::output::mlflow::SweepParent>,
+) -> Result<Ended, CliError> {
+    study.create()?;
+    let exe = crate::app::sweep::this_program()?;
+    let jobs = study.definition.jobs;
+    // Ctrl-C reaches the children too; this process waits for them to save and stop.
+    let _signals = crate::interrupt::Interrupt::install().ok();
+    let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
+    let mut ended = Ended::default();
+    let mut next = 0;
+    let mut raised_at: Option<std::time::Instant> = None;
+    let mut forwarded = false;
+    loop {
+        // Ctrl-C or a SIGTERM sent to this process alone reaches the trials too, each then
+        // saving and stopping, after a grace period: a signal sent to every process (Slurm's
+        // `scancel`) reaches them itself, and a second one would end a trial before it saves.
+        if crate::interrupt::raised() {
+            ended.interrupted = true;
+            let since = *raised_at.get_or_insert_with(std::time::Instant::now);
+            if !forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
+                forwarded = true;
+                for (_, child, _) in &running {
+                    // SAFETY: `kill` on a child this process started and has not reaped.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                }
+            }
+        }
+        let stopping = ended.interrupted;
+        while !stopping
+            && next < trials
+            && running.len() < jobs
+            && running.iter().all(|(k, ..)| k + jobs > next)
+        {
+            let record = study.read(next)?;
+            if record.as_ref().is_some_and(TrialRecord::finished) {
+                next += 1;
+                continue;
+            }
+            let record = match record {
+                Some(record) => record,
+                None => {
+                    let seen = study.visible(next)?.ok_or_else(|| {
+                        CliError::new(format!(
+                            "trial {next}: an earlier trial it is drawn from has not ended (is another process running this study?)"
+                        ))
+                    })?;
+                    let record = TrialRecord {
+                        trial: next,
+                        state: State::Running,
+                        params: study.suggest(next, &seen),
+                        curve: Vec::new(),
+                        last_epoch: None,
+                        run: None,
+                        pruned: None,
+                    };
+                    study
+                        .write(&record)
+                        .map_err(|e| CliError::new(e.to_string()))?;
+                    record
+                }
+            };
+            let resumed = if record.curve.is_empty() {
+                ""
+            } else {
+                ", resumed"
+            };
+            say!(
+                "study: trial {next} of {trials} started ({}{resumed})",
+                report::settings(&record.params)
+            );
+            let (child, copies) =
+                crate::app::sweep::spawn_trial(&exe, &study.dir, args, env, next, jobs <= 1, true)?;
+            running.push((next, child, copies));
+            next += 1;
+        }
+        if running.is_empty() {
+            break;
+        }
+        let Some(index) = running
+            .iter_mut()
+            .position(|(_, child, _)| child.try_wait().ok().flatten().is_some())
+        else {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        };
+        let (trial, mut child, copies) = running.swap_remove(index);
+        let status = child.wait().ok();
+        for copy in copies {
+            let _ = copy.join();
+        }
+        let Some(mut record) = study.read(trial)? else {
+            continue;
+        };
+        match status.and_then(|s| s.code()) {
+            Some(0) if record.finished() => {}
+            // Stopped by Ctrl-C or SIGTERM: left running, to resume.
+            Some(130) => {
+                ended.interrupted = true;
+                continue;
+            }
+            _ => {
+                record.state = State::Failed;
+                study
+                    .write(&record)
+                    .map_err(|e| CliError::new(e.to_string()))?;
+                ended.failed.push(trial);
+            }
+        }
+        let objective = &study.definition.objective;
+        let value = record.best(objective).map_or_else(
+            || "no value".to_owned(),
+            |(e, v)| format!("{} {v} at epoch {e}", objective.metric),
+        );
+        say!(
+            "study: trial {trial} {} after {} epochs ({value})",
+            record.state.as_str(),
+            record.curve.len()
+        );
+        if let (Some(parent), Some(run)) = (parent, &record.run) {
+            parent.tag_trial(run, record.state.as_str());
+        }
+        if let Err(e) = report::write(study) {
+            say!("warning: cannot write the study's report: {e}");
+        }
+    }
+    ended.failed.sort_unstable();
+    Ok(ended)
+}

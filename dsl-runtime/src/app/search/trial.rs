@@ -1,0 +1,201 @@
+//! One trial as its own process trains it (`--trial K`, `--promote K`): its values drawn or
+//! read back, its run resumed, its objective reported at each epoch's end and the pruner asked.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::report;
+use super::study::{self, State, Study, TrialRecord};
+use crate::config::options::{EpochWatch, Watch};
+use crate::error::CliError;
+
+/// Trial K as its own process trains it (`--trial K`): its values, the trials it sees, and the
+/// record it keeps while training.
+#[derive(Debug)]
+pub struct TrialRun {
+    study: Study,
+    record: TrialRecord,
+    seen: Vec<study::TrialRecord>,
+    /// A pruned trial trained on to its last epoch (`--promote K`): not pruned again.
+    promoted: bool,
+}
+
+/// What `--trial K` of a search does.
+pub enum Prepared {
+    /// Train with these values; resume the trial's run when `resume` names it.
+    Train {
+        /// The trial, shared with the run's callback.
+        trial: Arc<Mutex<TrialRun>>,
+        /// Its values.
+        params: Vec<(String, Value)>,
+        /// Its run, to resume.
+        resume: Option<String>,
+    },
+    /// The trial already ended: nothing to train.
+    Ended(State),
+}
+
+impl TrialRun {
+    /// Trial `trial` of `study`: its record, or (run alone, as a job array's task) its values
+    /// drawn once the trials it sees have ended, waited for.
+    pub fn prepare(study: Study, trial: usize) -> Result<Prepared, CliError> {
+        Self::prepare_as(study, trial, false)
+    }
+
+    /// Pruned trial `trial` of `study`, to train on from its checkpoint to its last epoch.
+    pub fn promote(study: Study, trial: usize) -> Result<Prepared, CliError> {
+        let mut record = study.read(trial)?.filter(|r| r.state == State::Pruned).ok_or_else(|| {
+            CliError::new(format!(
+                "--promote {trial}: trial {trial} of {} was not pruned; `study.md` lists the pruned ones",
+                study.dir.display()
+            ))
+        })?;
+        record.state = State::Running;
+        study
+            .write(&record)
+            .map_err(|e| CliError::new(e.to_string()))?;
+        Self::prepare_as(study, trial, true)
+    }
+
+    fn prepare_as(study: Study, trial: usize, promoted: bool) -> Result<Prepared, CliError> {
+        study.create()?;
+        let mut said = false;
+        let seen = loop {
+            if let Some(seen) = study.visible(trial)? {
+                break seen;
+            }
+            if !said {
+                say!(
+                    "study: trial {trial} waits for trials {:?} to end (it is drawn from them)",
+                    study.seen_by(trial)
+                );
+                said = true;
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        };
+        let record = match study.read(trial)? {
+            Some(record) if record.finished() => return Ok(Prepared::Ended(record.state)),
+            Some(record) => record,
+            None => {
+                let record = TrialRecord {
+                    trial,
+                    state: State::Running,
+                    params: study.suggest(trial, &seen),
+                    curve: Vec::new(),
+                    last_epoch: None,
+                    run: None,
+                    pruned: None,
+                };
+                study
+                    .write(&record)
+                    .map_err(|e| CliError::new(e.to_string()))?;
+                record
+            }
+        };
+        // Resumed from the trial's last checkpoint, if it wrote one.
+        let resume = record
+            .run
+            .as_ref()
+            .filter(|run| has_checkpoint(run))
+            .and_then(|run| run.file_name())
+            .map(|name| name.to_string_lossy().into_owned());
+        let params = record.params.clone();
+        let trial = Arc::new(Mutex::new(TrialRun {
+            study,
+            record,
+            seen,
+            promoted,
+        }));
+        Ok(Prepared::Train {
+            trial,
+            params,
+            resume,
+        })
+    }
+
+    /// The callback the run reports to.
+    pub fn watch(trial: &Arc<Mutex<TrialRun>>) -> Watch {
+        Watch(trial.clone())
+    }
+
+    /// Records how the trial's process ended: complete or pruned when `trained`, failed
+    /// otherwise (left running when interrupted, to resume).
+    pub fn finish(&mut self, trained: bool, interrupted: bool) -> std::io::Result<()> {
+        self.record.state = match (trained, interrupted) {
+            (true, _) if self.record.pruned.is_some() => State::Pruned,
+            (true, _) => State::Complete,
+            (false, true) => State::Running,
+            (false, false) => State::Failed,
+        };
+        self.study.write(&self.record)?;
+        report::write(&self.study).map(drop)
+    }
+
+    /// Writes the record; `Some` (the run stops) when it cannot be written.
+    fn write(&self) -> Option<String> {
+        self.study.write(&self.record).err().map(|e| {
+            format!(
+                "the study's record of trial {} cannot be written: {e}",
+                self.record.trial
+            )
+        })
+    }
+
+    /// Why the trial stops after `epoch`, if the pruner says it does (then recorded).
+    fn pruned(&mut self, epoch: usize) -> Option<String> {
+        if self.promoted {
+            return None;
+        }
+        let why = self.study.prune(&self.record, epoch, &self.seen)?;
+        self.record.pruned = Some(why.clone());
+        Some(self.write().unwrap_or(format!("pruned: {why}")))
+    }
+}
+
+impl EpochWatch for TrialRun {
+    fn run_start(
+        &mut self,
+        run_dir: &Path,
+        first_epoch: usize,
+        last_epoch: usize,
+    ) -> Option<String> {
+        self.record.run = Some(run_dir.to_owned());
+        self.record.last_epoch = Some(last_epoch);
+        // Values past the checkpoint resumed from are trained again.
+        self.record.curve.retain(|&(e, _)| e < first_epoch);
+        self.record.pruned = None;
+        // Killed after the pruner's decision, before the trial's end was recorded.
+        if let Some(&(last, _)) = self.record.curve.last()
+            && let Some(stop) = self.pruned(last)
+        {
+            return Some(stop);
+        }
+        self.write()
+    }
+
+    fn epoch_end(&mut self, epoch: usize, history: &crate::history::History) -> Option<String> {
+        let objective = &self.study.definition.objective;
+        let Some(value) = study::value_at(history, objective, epoch) else {
+            return Some(format!(
+                "the study's objective `{}` is not recorded by this run",
+                objective.metric
+            ));
+        };
+        self.record.curve.retain(|&(e, _)| e < epoch);
+        self.record.curve.push((epoch, value));
+        self.pruned(epoch).or_else(|| self.write())
+    }
+}
+
+/// Whether `run` holds a checkpoint to resume from.
+fn has_checkpoint(run: &Path) -> bool {
+    std::fs::read_dir(run.join("checkpoint")).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("model-") && name.ends_with(".bpk")
+        })
+    })
+}
