@@ -1,7 +1,7 @@
 //! Where the next trial goes: at random, or where TPE expects the objective to be good.
 //!
-//! TPE is the `tpe` crate's (by the author of Optuna's TPE and kurobako), one estimator per key
-//! as Optuna's default (independent) sampler does: a Parzen estimator on the key's line, a
+//! TPE is the `tpe` crate's (by the author of kurobako, an Optuna developer; a kept crate rather
+//! than one of ours), one estimator per key as Optuna's default (independent) sampler does: a Parzen estimator on the key's line, a
 //! histogram for a `choice`. Trial K draws from its own generator, seeded by the study's seed
 //! and K, and sees only the results it is handed, so the same seed and the same results give
 //! the same trial whichever process draws it, and whenever.
