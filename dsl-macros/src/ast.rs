@@ -367,6 +367,15 @@ pub struct SearchKey {
     pub space_empty: bool,
 }
 
+/// A config key as its path: `lr`, `optimizers.generator.lr` (`key` and the rest of the path).
+pub fn dotted(key: &Ident, path: &[Ident]) -> String {
+    std::iter::once(key)
+        .chain(path)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// One key of a search's `space` and the distribution it is drawn from.
 pub struct SearchParam {
     pub key: Ident,
@@ -385,11 +394,7 @@ pub struct SearchParam {
 impl SearchParam {
     /// The key as the config's path.
     pub fn name(&self) -> String {
-        std::iter::once(&self.key)
-            .chain(&self.path)
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(".")
+        dotted(&self.key, &self.path)
     }
 }
 
@@ -406,10 +411,6 @@ pub struct SweepAxis {
 impl SweepAxis {
     /// The key as the config's path: `lr`, `optimizers.generator.lr`.
     pub fn name(&self) -> String {
-        std::iter::once(&self.key)
-            .chain(&self.path)
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(".")
+        dotted(&self.key, &self.path)
     }
 }

@@ -1505,6 +1505,19 @@ fn quoted(input: ParseStream, what: &str, example: &str) -> syn::Result<LitStr> 
         .map_err(|e| syn::Error::new(e.span(), format!("{what}\nhelp: write e.g. `{example}`")))
 }
 
+/// `key:` or `optimizers.generator.lr:` (a config value below the key): the key and the rest
+/// of its path.
+fn dotted_key(content: ParseStream) -> syn::Result<(Ident, Vec<Ident>)> {
+    let key: Ident = content.parse()?;
+    let mut path = Vec::new();
+    while content.peek(Token![.]) {
+        content.parse::<Token![.]>()?;
+        path.push(content.parse::<Ident>()?);
+    }
+    content.parse::<Token![:]>()?;
+    Ok((key, path))
+}
+
 /// `{ key: [literal, ..], .. }`; which keys and literals fit is checked in `validate`.
 fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>> {
     let content;
@@ -1514,14 +1527,7 @@ fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>>
         "write e.g. `sweep: { lr: [1e-3, 1e-2], batch_size: [16, 32] }`",
     );
     each_entry_in_form(&content, errors, AXIS, |content| {
-        let key: Ident = content.parse()?;
-        // `optimizers.generator.lr`: a config value below the key.
-        let mut path = Vec::new();
-        while content.peek(Token![.]) {
-            content.parse::<Token![.]>()?;
-            path.push(content.parse::<Ident>()?);
-        }
-        content.parse::<Token![:]>()?;
+        let (key, path) = dotted_key(content)?;
         let list;
         let brackets = bracketed!(list in content);
         let values = Punctuated::<syn::Lit, Token![,]>::parse_terminated(&list)
@@ -1590,13 +1596,7 @@ fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam
         "write e.g. `space: { lr: log_uniform(1e-4, 1e-1), batch_size: choice([16, 32]) }`",
     );
     each_entry_in_form(&content, errors, PARAM, |content| {
-        let key: Ident = content.parse()?;
-        let mut path = Vec::new();
-        while content.peek(Token![.]) {
-            content.parse::<Token![.]>()?;
-            path.push(content.parse::<Ident>()?);
-        }
-        content.parse::<Token![:]>()?;
+        let (key, path) = dotted_key(content)?;
         let dist: Ident = content.parse()?;
         let names = distribution_names();
         let Some((_, example)) = DISTRIBUTIONS.iter().find(|(name, _)| dist == name) else {

@@ -277,38 +277,11 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
     let Some(axes) = &exp.sweep else {
         return;
     };
-    let own = hparam_names(exp);
-    let keys: Vec<&str> = sweep::SWEEPABLE
-        .iter()
-        .copied()
-        .chain(own.iter().map(String::as_str))
-        .collect();
     for (i, axis) in axes.iter().enumerate() {
         let key = axis.name();
-        if !axis.path.is_empty() && !optimizer_rate(exp, axis, errors) {
+        let Ok(kind) = varied_key(exp, (&axis.key, &axis.path), &SWEEP, errors) else {
             continue;
-        }
-        // A hyperparameter's values are checked against its type by rustc, at each value; an
-        // optimizer's rate is a rate.
-        let kind = match axis.path.is_empty() {
-            true => sweep::values(&key),
-            false => sweep::values("lr"),
         };
-        if kind.is_none() && !own.contains(&key) {
-            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &key);
-            let fix = match (synonym, closest(&key, &keys)) {
-                (Some(synonym), _) => synonym.help(),
-                (None, Some(close)) => format!("did you mean `{close}`?"),
-                (None, None) => format!("a sweep varies one of: {}", keys.join(", ")),
-            };
-            err(
-                errors,
-                axis.key.span(),
-                &format!("`{key}` cannot be swept"),
-                &fix,
-            );
-            continue;
-        }
         if axes[..i].iter().any(|a| a.name() == key) {
             err(
                 errors,
@@ -427,39 +400,11 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             );
         }
     }
-    let own = hparam_names(exp);
-    let keys: Vec<&str> = sweep::SWEEPABLE
-        .iter()
-        .copied()
-        .chain(own.iter().map(String::as_str))
-        .collect();
     for (i, param) in search.space.iter().enumerate() {
         let key = param.name();
-        if !param.path.is_empty()
-            && !optimizer_rate_of(exp, (&param.key, &param.path), SEARCH, errors)
-        {
+        let Ok(kind) = varied_key(exp, (&param.key, &param.path), &SEARCH, errors) else {
             continue;
-        }
-        let kind = match param.path.is_empty() {
-            true => sweep::values(&key),
-            false => sweep::values("lr"),
         };
-        let hparam = exp.hparam(&key);
-        if kind.is_none() && hparam.is_none() {
-            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &key);
-            let fix = match (synonym, closest(&key, &keys)) {
-                (Some(synonym), _) => synonym.help(),
-                (None, Some(close)) => format!("did you mean `{close}`?"),
-                (None, None) => format!("a search draws one of: {}", keys.join(", ")),
-            };
-            err(
-                errors,
-                param.key.span(),
-                &format!("`{key}` cannot be searched"),
-                &fix,
-            );
-            continue;
-        }
         if search.space[..i].iter().any(|p| p.name() == key) {
             err(
                 errors,
@@ -469,7 +414,7 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
             );
             continue;
         }
-        let holds = match (kind, hparam) {
+        let holds = match (kind, exp.hparam(&key)) {
             (Some(Values::Number(bound)), _) => Holds::of_bound(bound),
             (Some(_), _) => Holds::Other,
             (None, Some(hparam)) => holds_of(&hparam.ty),
@@ -1814,24 +1759,86 @@ fn metric_step(exp: &Experiment, metric: &MetricRef, errors: &mut Errors) -> boo
     }
 }
 
-/// A dotted sweep key is an optimizer's rate, `optimizers.<name>.lr`, of an optimizer the
-/// experiment declares. `false` after reporting another.
-fn optimizer_rate(exp: &Experiment, axis: &SweepAxis, errors: &mut Errors) -> bool {
-    optimizer_rate_of(exp, (&axis.key, &axis.path), SWEEP, errors)
+/// How messages word a sweep or a search.
+struct Varies {
+    /// "swept".
+    done: &'static str,
+    /// "sweeps".
+    does: &'static str,
+    /// "sweep".
+    doing: &'static str,
+    /// What the list of keys is: "a sweep varies one of".
+    lists: &'static str,
 }
 
-/// How a message words a sweep or a search: "swept", "sweeps", "sweep".
-type Verb = (&'static str, &'static str, &'static str);
-const SWEEP: Verb = ("swept", "sweeps", "sweep");
-const SEARCH: Verb = ("searched", "searches", "search");
+const SWEEP: Varies = Varies {
+    done: "swept",
+    does: "sweeps",
+    doing: "sweep",
+    lists: "a sweep varies one of",
+};
+const SEARCH: Varies = Varies {
+    done: "searched",
+    does: "searches",
+    doing: "search",
+    lists: "a search draws one of",
+};
 
-/// [`optimizer_rate`] of a sweep's or a search's key.
-fn optimizer_rate_of(
+/// What a swept or searched key (`key` and the rest of a dotted one) holds: the kind of a
+/// built-in key's values (an optimizer's rate is a rate), `None` for an own hyperparameter
+/// (whose values rustc checks against its type). `Err` after reporting a key that cannot be
+/// varied.
+fn varied_key(
     exp: &Experiment,
     (key, path): (&Ident, &[Ident]),
-    (done, does, doing): Verb,
+    varies: &Varies,
+    errors: &mut Errors,
+) -> Result<Option<Values>, ()> {
+    if !path.is_empty() {
+        return match optimizer_rate(exp, (key, path), varies, errors) {
+            true => Ok(sweep::values("lr")),
+            false => Err(()),
+        };
+    }
+    let name = key.to_string();
+    if let Some(kind) = sweep::values(&name) {
+        return Ok(Some(kind));
+    }
+    let own = hparam_names(exp);
+    if own.contains(&name) {
+        return Ok(None);
+    }
+    let keys: Vec<&str> = sweep::SWEEPABLE
+        .iter()
+        .copied()
+        .chain(own.iter().map(String::as_str))
+        .collect();
+    let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name);
+    let fix = match (synonym, closest(&name, &keys)) {
+        (Some(synonym), _) => synonym.help(),
+        (None, Some(close)) => format!("did you mean `{close}`?"),
+        (None, None) => format!("{}: {}", varies.lists, keys.join(", ")),
+    };
+    err(
+        errors,
+        key.span(),
+        &format!("`{name}` cannot be {}", varies.done),
+        &fix,
+    );
+    Err(())
+}
+
+/// A dotted key is an optimizer's rate, `optimizers.<name>.lr`, of an optimizer the experiment
+/// declares. `false` after reporting another.
+fn optimizer_rate(
+    exp: &Experiment,
+    (key, path): (&Ident, &[Ident]),
+    varies: &Varies,
     errors: &mut Errors,
 ) -> bool {
+    let Varies {
+        done, does, doing, ..
+    } = varies;
     let names: Vec<String> = exp
         .optimizers
         .iter()
@@ -1858,14 +1865,10 @@ fn optimizer_rate_of(
             format!("a dotted {doing} key is an optimizer's rate: `optimizers.<name>.lr`"),
         ),
     };
-    let name: Vec<String> = std::iter::once(key)
-        .chain(path)
-        .map(ToString::to_string)
-        .collect();
     err(
         errors,
         span,
-        &format!("`{}` cannot be {done}", name.join(".")),
+        &format!("`{}` cannot be {done}", dotted(key, path)),
         &fix,
     );
     false

@@ -430,26 +430,19 @@ pub fn fit_options(keys: &[ConfigKey], config: &Ident, snake: &str) -> TokenStre
 /// Each swept value of a hyperparameter as a value of its type, in a function never called:
 /// a value of another type is rustc's error at the value.
 pub fn sweep_types(exp: &Experiment) -> TokenStream {
-    let checks = exp.sweep.iter().flatten().flat_map(|axis| {
-        let ty = exp.hparam(&axis.name()).map(|h| &h.ty);
-        axis.values.iter().filter_map(move |value| {
+    // A search's `choice` values likewise.
+    let swept = exp.sweep.iter().flatten().map(|a| (a.name(), &a.values));
+    let drawn = exp
+        .search
+        .iter()
+        .flat_map(|s| &s.space)
+        .map(|p| (p.name(), &p.values));
+    let checks = swept.chain(drawn).flat_map(|(key, values)| {
+        let ty = exp.hparam(&key).map(|h| &h.ty);
+        values.iter().filter_map(move |value| {
             let ty = ty?;
             let span = syn::spanned::Spanned::span(value);
             // A text value is an owned `String` in the config.
-            Some(match value {
-                syn::Lit::Str(_) => quote::quote_spanned! {span=>
-                    let _: #ty = ::std::borrow::ToOwned::to_owned(#value);
-                },
-                _ => quote::quote_spanned!(span=> let _: #ty = #value;),
-            })
-        })
-    });
-    // A search's `choice` values and `int` bounds of a hyperparameter, likewise.
-    let drawn = exp.search.iter().flat_map(|s| &s.space).flat_map(|param| {
-        let ty = exp.hparam(&param.name()).map(|h| &h.ty);
-        param.values.iter().filter_map(move |value| {
-            let ty = ty?;
-            let span = syn::spanned::Spanned::span(value);
             Some(match value {
                 syn::Lit::Str(_) => quote::quote_spanned! {span=>
                     let _: #ty = ::std::borrow::ToOwned::to_owned(#value);
@@ -463,7 +456,6 @@ pub fn sweep_types(exp: &Experiment) -> TokenStream {
             #[allow(dead_code, clippy::all)]
             fn swept_values_have_their_hyperparameters_types() {
                 #(#checks)*
-                #(#drawn)*
             }
         };
     }

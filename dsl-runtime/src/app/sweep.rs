@@ -165,12 +165,7 @@ impl Plan {
                 )));
             };
             let key = key.trim();
-            let values: Vec<Value> = list
-                .split(',')
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(|v| serde_json::from_str(v).unwrap_or_else(|_| Value::from(v)))
-                .collect();
+            let values = flag_values(list);
             if values.is_empty() {
                 return Err(CliError::new(format!(
                     "--sweep {key}= lists no value: write e.g. `--sweep {key}=1,2`"
@@ -415,6 +410,16 @@ pub fn run_children(
     }
     failed.sort_unstable();
     Ok(failed)
+}
+
+/// The comma-separated values of a flag (`--sweep lr=0.1,0.2`, `choice(16,32)`): JSON where
+/// they parse, strings otherwise; empty items left out.
+pub(crate) fn flag_values(list: &str) -> Vec<Value> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| serde_json::from_str(v).unwrap_or_else(|_| Value::from(v)))
+        .collect()
 }
 
 /// This program, to start trials of.

@@ -156,24 +156,16 @@ fn scatter<DB: DrawingBackend>(
     points: &[(f64, f64, bool)],
     line: Option<&[(f64, f64)]>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let span = |values: &mut dyn Iterator<Item = f64>| {
-        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-        if !lo.is_finite() {
-            return (0.0, 1.0);
-        }
-        let pad = ((hi - lo) * 0.05).max(1e-9);
-        (lo - pad, hi + pad)
-    };
-    let (x0, x1) = span(&mut points.iter().map(|p| p.0));
-    let (y0, y1) = span(&mut points.iter().map(|p| p.1));
+    let (x, y) = (
+        padded(points.iter().map(|p| p.0)),
+        padded(points.iter().map(|p| p.1)),
+    );
     let mut chart = ChartBuilder::on(area)
         .caption(format!("{objective} by {x_desc}"), ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, y0..y1)?;
+        .build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
@@ -201,6 +193,18 @@ fn scatter<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The range of an axis drawn over `values`, 5 % wider on each side; 0 to 1 without any.
+fn padded(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (mut lo, mut hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-9);
+    (lo - pad)..(hi + pad)
+}
+
 /// A labelled line: its legend text, color and `(epoch, value)` points.
 type Curve = (String, RGBColor, Vec<(usize, f64)>);
 
@@ -218,23 +222,15 @@ fn draw_curves<DB: DrawingBackend>(
         })
         .filter(|(_, _, points): &Curve| !points.is_empty())
         .collect();
-    let all = curves.iter().flat_map(|(_, _, p)| p.iter());
-    let (mut lo, mut hi, mut last) = (f64::INFINITY, f64::NEG_INFINITY, 1usize);
-    for &(epoch, value) in all {
-        lo = lo.min(value);
-        hi = hi.max(value);
-        last = last.max(epoch);
-    }
-    if !lo.is_finite() {
-        (lo, hi) = (0.0, 1.0);
-    }
-    let pad = ((hi - lo) * 0.05).max(1e-9);
+    let all = || curves.iter().flat_map(|(_, _, p)| p.iter());
+    let last = all().map(|&(epoch, _)| epoch).fold(1usize, usize::max);
+    let values = padded(all().map(|&(_, value)| value));
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(50)
-        .build_cartesian_2d(1f64..(last.max(2) as f64), (lo - pad)..(hi + pad))?;
+        .build_cartesian_2d(1f64..(last.max(2) as f64), values)?;
     chart
         .configure_mesh()
         .x_desc("epoch")

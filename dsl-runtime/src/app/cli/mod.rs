@@ -186,6 +186,17 @@ fn parse_resume(text: &str) -> Result<Value, String> {
 }
 
 impl Args {
+    /// Whether the command reads a saved run, or trains nothing kept (`--fast-dev-run`): a
+    /// sweep or a study trains, so these ignore the grid or the space.
+    fn reads_a_run(&self) -> bool {
+        self.test_only
+            || self.predict
+            || self.mlflow_sync
+            || self.export.is_some()
+            || self.verify.is_some()
+            || self.fast_dev_run
+    }
+
     /// The run adjustments these flags ask for, applied to the options `training!` built.
     pub fn adjust(&self, options: &mut FitOptions) {
         if self.fast_dev_run {
@@ -424,6 +435,12 @@ fn fails_alone<C: DeserializeOwned>(base: &Value, key: &str, value: &Value, sour
         && serde_json::from_value::<C>(alone).is_err()
 }
 
+/// That `path` names a key of `config` as `set` finds it (with its other spellings), or the
+/// error `set` gives.
+pub(crate) fn check_key(config: &Value, path: &str, source: &str) -> Result<(), CliError> {
+    set(&mut config.clone(), path, Value::Null, source)
+}
+
 /// Sets `path` (dot-separated) in `config`; the key must exist.
 fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(), CliError> {
     let mut node = config;
@@ -570,7 +587,7 @@ fn sweep<C: Serialize + DeserializeOwned>(
     if let Some((definition, trials)) =
         crate::app::search::definition(plan.declared(), &flags, &json, plan.recorded_metrics())?
     {
-        return study(args, config, &plan, definition, trials);
+        return study(args, (config, &json), &plan, definition, trials);
     }
     if args.promote.is_some() {
         return Err(CliError::new(
@@ -590,12 +607,7 @@ fn sweep<C: Serialize + DeserializeOwned>(
         None => plan,
     };
     // A sweep trains; the commands that read a saved run ignore the grid.
-    let reads_a_run = args.test_only
-        || args.predict
-        || args.mlflow_sync
-        || args.export.is_some()
-        || args.verify.is_some()
-        || args.fast_dev_run;
+    let reads_a_run = args.reads_a_run();
     if crate::parallel::group().is_some() {
         let alone = match () {
             _ if reads_a_run && !args.fast_dev_run => {
@@ -626,27 +638,10 @@ fn sweep<C: Serialize + DeserializeOwned>(
     }
     // Every trial's config is checked before any trains: a wrong key or value fails at once.
     let trials = plan.trials();
-    let mut configs = Vec::with_capacity(trials.len());
-    for settings in &trials {
-        let mut trial = json.clone();
-        for (key, value) in settings {
-            set(&mut trial, key, value.clone(), "--sweep")?;
-        }
-        configs.push(serde_json::from_value::<C>(trial).map_err(|error| {
-            let error = crate::read::shorten(&error.to_string()).into_owned();
-            // Name the value that fails on its own, as `resolve` does for `--set`.
-            let culprit = settings
-                .iter()
-                .find(|(key, value)| fails_alone::<C>(&json, key, value, "--sweep"));
-            match culprit {
-                Some((key, value)) => CliError::new(format!(
-                    "sweep: invalid value {} for config key `{key}`: {error}",
-                    crate::read::shorten(&value.to_string())
-                )),
-                None => CliError::new(format!("sweep: a trial's config is invalid: {error}")),
-            }
-        })?);
-    }
+    let mut configs = trials
+        .iter()
+        .map(|settings| trial_config::<C>(&json, settings, "--sweep"))
+        .collect::<Result<Vec<_>, _>>()?;
     let artifacts = PathBuf::from(json["artifacts"].as_str().unwrap_or("artifacts"));
     let dir = plan.dir(&artifacts);
     match args.trial {
@@ -685,24 +680,46 @@ fn sweep<C: Serialize + DeserializeOwned>(
     }
 }
 
+/// The config of a trial: `json` with `settings` (a sweep's combination, a search's draw) set
+/// from `source` (`--sweep`, `--search`); an error names the value that fails on its own, as
+/// `resolve` does for `--set`.
+fn trial_config<C: DeserializeOwned>(
+    json: &Value,
+    settings: &[(String, Value)],
+    source: &str,
+) -> Result<C, CliError> {
+    let mut trial = json.clone();
+    for (key, value) in settings {
+        set(&mut trial, key, value.clone(), source)?;
+    }
+    serde_json::from_value::<C>(trial).map_err(|error| {
+        let error = crate::read::shorten(&error.to_string()).into_owned();
+        let what = source.trim_start_matches('-');
+        let culprit = settings
+            .iter()
+            .find(|(key, value)| fails_alone::<C>(json, key, value, source));
+        CliError::new(match culprit {
+            Some((key, value)) => format!(
+                "{what}: invalid value {} for config key `{key}`: {error}",
+                crate::read::shorten(&value.to_string())
+            ),
+            None => format!("{what}: a trial's config is invalid: {error}"),
+        })
+    })
+}
+
 /// The config this process trains in a study: trial K's with `--trial K` (resumed from its
 /// checkpoint when it was training as the study was killed); `None` once this process ran the
 /// study's trials as children.
 fn study<C: Serialize + DeserializeOwned>(
     args: &mut Args,
-    config: C,
+    (config, json): (C, &Value),
     plan: &Plan,
     definition: crate::app::search::study::Definition,
     trials: usize,
 ) -> Result<Option<C>, Swept> {
     use crate::app::search::{self, Prepared, TrialRun, study::Study};
-    let reads_a_run = args.test_only
-        || args.predict
-        || args.mlflow_sync
-        || args.export.is_some()
-        || args.verify.is_some()
-        || args.fast_dev_run;
-    if reads_a_run {
+    if args.reads_a_run() {
         if args.search.is_empty() && args.trial.is_none() && args.jobs.is_none() {
             return Ok(Some(config));
         }
@@ -723,27 +740,8 @@ fn study<C: Serialize + DeserializeOwned>(
         )
         .into());
     }
-    let json = serde_json::to_value(&config).map_err(|e| CliError::new(e.to_string()))?;
     // Each key at both ends of its range makes a config: a wrong key or type fails at once.
-    let configured = |settings: &[(String, Value)]| -> Result<C, CliError> {
-        let mut trial = json.clone();
-        for (key, value) in settings {
-            set(&mut trial, key, value.clone(), "--search")?;
-        }
-        serde_json::from_value::<C>(trial).map_err(|error| {
-            let error = crate::read::shorten(&error.to_string()).into_owned();
-            let culprit = settings
-                .iter()
-                .find(|(key, value)| fails_alone::<C>(&json, key, value, "--search"));
-            CliError::new(match culprit {
-                Some((key, value)) => format!(
-                    "search: config key `{key}` cannot take {}: {error}",
-                    crate::read::shorten(&value.to_string())
-                ),
-                None => format!("search: a trial's config is invalid: {error}"),
-            })
-        })
-    };
+    let configured = |settings: &[(String, Value)]| trial_config::<C>(json, settings, "--search");
     for param in &definition.space {
         let range = param.dist.range();
         for x in [range.start(), range.end() - range.width() * 1e-9] {

@@ -71,19 +71,9 @@ pub(crate) fn run(
                             "trial {next}: an earlier trial it is drawn from has not ended (is another process running this study?)"
                         ))
                     })?;
-                    let record = TrialRecord {
-                        trial: next,
-                        state: State::Running,
-                        params: study.suggest(next, &seen),
-                        curve: Vec::new(),
-                        last_epoch: None,
-                        run: None,
-                        pruned: None,
-                    };
                     study
-                        .write(&record)
-                        .map_err(|e| CliError::new(e.to_string()))?;
-                    record
+                        .draw(next, &seen)
+                        .map_err(|e| CliError::new(e.to_string()))?
                 }
             };
             let resumed = if record.curve.is_empty() {
@@ -125,12 +115,16 @@ pub(crate) fn run(
                 ended.interrupted = true;
                 continue;
             }
+            // The trial's process rewrote the report as it ended, unless it died first.
             _ => {
                 record.state = State::Failed;
                 study
                     .write(&record)
                     .map_err(|e| CliError::new(e.to_string()))?;
                 ended.failed.push(trial);
+                if let Err(e) = report::write(study) {
+                    say!("warning: cannot write the study's report: {e}");
+                }
             }
         }
         let objective = &study.definition.objective;
@@ -145,9 +139,6 @@ pub(crate) fn run(
         );
         if let (Some(parent), Some(run)) = (parent, &record.run) {
             parent.tag_trial(run, record.state.as_str());
-        }
-        if let Err(e) = report::write(study) {
-            say!("warning: cannot write the study's report: {e}");
         }
     }
     ended.failed.sort_unstable();

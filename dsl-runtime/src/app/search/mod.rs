@@ -145,17 +145,9 @@ pub fn definition(
         let key = key.trim();
         let current = key.split('.').try_fold(config, |node, part| node.get(part));
         if current.is_none() {
-            let keys: Vec<&str> = config
-                .as_object()
-                .map(|m| m.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            let fix = match dsl_vocabulary::closest(key, &keys) {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("the keys are: {}", keys.join(", ")),
-            };
-            return Err(CliError::new(format!(
-                "--search: unknown config key `{key}`; {fix}"
-            )));
+            // Not there as written: an optimizer argument's other spelling, or the error
+            // `--set` gives (its synonyms, "did you mean").
+            crate::app::cli::check_key(config, key, "--search")?;
         }
         let dist = Dist::parse(key, text, current).map_err(CliError::new)?;
         match declared.space.iter_mut().find(|p| p.key == key) {

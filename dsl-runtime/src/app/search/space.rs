@@ -57,12 +57,7 @@ impl Dist {
                 .strip_prefix('[')
                 .and_then(|a| a.strip_suffix(']'))
                 .unwrap_or(args);
-            let values: Vec<Value> = list
-                .split(',')
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(|v| serde_json::from_str(v).unwrap_or_else(|_| Value::from(v)))
-                .collect();
+            let values = crate::app::sweep::flag_values(list);
             if values.is_empty() {
                 return Err(format!(
                     "--search {key}=choice(): list the values, e.g. `choice(16,32)`"

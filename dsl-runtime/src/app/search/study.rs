@@ -285,6 +285,21 @@ impl Study {
             .suggest(&self.definition.space, self.definition.seed, trial, &told)
     }
 
+    /// Draws trial `trial`'s values from the trials it sees and records it as running.
+    pub fn draw(&self, trial: usize, seen: &[TrialRecord]) -> std::io::Result<TrialRecord> {
+        let record = TrialRecord {
+            trial,
+            state: State::Running,
+            params: self.suggest(trial, seen),
+            curve: Vec::new(),
+            last_epoch: None,
+            run: None,
+            pruned: None,
+        };
+        self.write(&record)?;
+        Ok(record)
+    }
+
     /// Why trial `record` stops after `epoch`, against the trials it sees.
     pub fn prune(
         &self,

@@ -78,21 +78,9 @@ impl TrialRun {
         let record = match study.read(trial)? {
             Some(record) if record.finished() => return Ok(Prepared::Ended(record.state)),
             Some(record) => record,
-            None => {
-                let record = TrialRecord {
-                    trial,
-                    state: State::Running,
-                    params: study.suggest(trial, &seen),
-                    curve: Vec::new(),
-                    last_epoch: None,
-                    run: None,
-                    pruned: None,
-                };
-                study
-                    .write(&record)
-                    .map_err(|e| CliError::new(e.to_string()))?;
-                record
-            }
+            None => study
+                .draw(trial, &seen)
+                .map_err(|e| CliError::new(e.to_string()))?,
         };
         // Resumed from the trial's last checkpoint, if it wrote one.
         let resume = record
