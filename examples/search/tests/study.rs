@@ -167,6 +167,21 @@ fn a_study_records_each_trials_values_objective_and_run() {
             .map(outcome)
             .collect::<Vec<_>>()
     );
+    // A record edited by hand into something else is refused by name, not trained again.
+    let edited = study.join("trial-3.json");
+    std::fs::write(&edited, b"{\"trial\": 3, \"state\": \"done\"}").unwrap();
+    let refused = run(tmp.path(), &["--trials", "8"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!("{} is not a trial record", edited.display())),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        !stderr(&refused).contains("started"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 /// Trial K is drawn from trials 0..=K-2 alone with two jobs, so two runs draw the same trials
