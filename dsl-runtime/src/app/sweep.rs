@@ -5,7 +5,8 @@
 //! same folder on every machine, so `--trial K` run by a cluster's job array adds its result
 //! to one table. Each finished trial writes `trial-<K>.json` there and rewrites `sweep.csv`,
 //! `sweep.md` and `sweep.svg` from every trial recorded so far (each file replaced
-//! atomically, so concurrent trials never leave half a table). `--jobs N` runs the trials as
+//! atomically, so concurrent trials never leave half a table, and under a lock of the folder,
+//! so the last table written holds every trial). `--jobs N` runs the trials as
 //! N child processes of the experiment's own binary, each with `--trial K`.
 
 use std::path::{Path, PathBuf};
@@ -19,7 +20,7 @@ use serde_json::Value;
 use crate::error::CliError;
 use crate::error::FitError;
 use crate::history::{History, Split};
-use crate::output::atomic::replace_file;
+use crate::output::atomic::{replace_file, with_report_lock};
 use crate::output::plot::sweep_svg;
 
 /// What `training!` knows of an experiment's sweep: its name (for the folder), the metric
@@ -266,8 +267,12 @@ impl Plan {
 }
 
 /// Rewrites `sweep.csv`, `sweep.md` and `sweep.svg` from every `trial-<K>.json` in `dir`, the
-/// best trial first; returns the Markdown table.
+/// best trial first, one process at a time; returns the Markdown table.
 pub fn report(dir: &Path) -> std::io::Result<String> {
+    with_report_lock(dir, || rewrite(dir))
+}
+
+fn rewrite(dir: &Path) -> std::io::Result<String> {
     let mut records: Vec<TrialRecord> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter(|e| {
@@ -639,6 +644,34 @@ mod tests {
             .recorded(&recorded)
             .rank_by("valid.loss");
         assert!(known.is_ok());
+    }
+
+    /// A job array's trials ending together: each records itself and rewrites the table, and
+    /// the table the last one leaves holds every trial (a table read before another trial's
+    /// record landed must never be renamed over a newer one).
+    #[test]
+    fn trials_ending_together_leave_a_table_of_every_trial() {
+        for _ in 0..20 {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = plan().dir(tmp.path());
+            std::thread::scope(|scope| {
+                for trial in 0..6 {
+                    let (dir, run) = (dir.clone(), tmp.path().join(format!("run-{trial}")));
+                    scope.spawn(move || {
+                        let mut history = History::default();
+                        let loss = history.declare(Split::Valid, "loss", false);
+                        history.record_epoch(loss, 1, trial as f64);
+                        plan()
+                            .trial(dir, trial)
+                            .unwrap()
+                            .record(&history, &run)
+                            .unwrap();
+                    });
+                }
+            });
+            let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+            assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+        }
     }
 
     #[test]

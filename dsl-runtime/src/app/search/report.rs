@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::space::Dist;
 use super::study::{State, Study, TrialRecord};
-use crate::output::atomic::replace_file;
+use crate::output::atomic::{replace_file, with_report_lock};
 use crate::output::plot::{StudyPoint, study_svg};
 
 /// What the study has done so far, in numbers.
@@ -54,8 +54,13 @@ pub fn tally(study: &Study, records: &[TrialRecord]) -> Tally {
     }
 }
 
-/// Rewrites the three files; returns `study.md`.
+/// Rewrites the three files, one process at a time (a job array's trials end together);
+/// returns `study.md`.
 pub fn write(study: &Study) -> std::io::Result<String> {
+    with_report_lock(&study.dir, || rewrite(study))
+}
+
+fn rewrite(study: &Study) -> std::io::Result<String> {
     let records = study.records();
     let definition = &study.definition;
     let objective = &definition.objective;
@@ -211,5 +216,43 @@ fn axis_value(dist: &Dist, param: Option<&(String, Value)>) -> f64 {
             .position(|v| v == value)
             .map_or(f64::NAN, |i| i as f64),
         _ => value.as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::search::study::tests::definition;
+
+    /// A job array's trials ending together each rewrite the report; the one left holds them
+    /// all (one read before another trial's record landed is never renamed over a newer one).
+    #[test]
+    fn trials_ending_together_leave_a_report_of_every_trial() {
+        for _ in 0..20 {
+            let tmp = tempfile::tempdir().unwrap();
+            let study = Study::new(tmp.path(), "exp", definition(2));
+            study.create().unwrap();
+            std::thread::scope(|scope| {
+                for trial in 0..6 {
+                    let study = &study;
+                    scope.spawn(move || {
+                        study
+                            .write(&TrialRecord {
+                                trial,
+                                state: State::Complete,
+                                params: vec![("lr".into(), Value::from(0.1))],
+                                curve: vec![(1, Some(trial as f64))],
+                                last_epoch: Some(1),
+                                run: None,
+                                pruned: None,
+                            })
+                            .unwrap();
+                        write(study).unwrap();
+                    });
+                }
+            });
+            let csv = std::fs::read_to_string(study.dir.join("study.csv")).unwrap();
+            assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+        }
     }
 }

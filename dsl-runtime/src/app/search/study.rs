@@ -332,7 +332,7 @@ pub fn value_at(history: &History, objective: &Objective, epoch: usize) -> Optio
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::app::search::space::Dist;
 
