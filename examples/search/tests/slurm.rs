@@ -2,24 +2,31 @@
 //! with `sbatch` to a real Slurm: its tasks, one trial each and two at a time, fill one study
 //! whose trials equal, bit for bit, those of a local `--jobs 2` study. Needs Slurm (`.ci/slurm
 //! start` sets up a single-node cluster): `cargo test -p search --features slurm-tests --test
-//! slurm`.
+//! slurm`. A submission cancelled with `scancel` mid-trial and submitted again fills the same
+//! study.
 #![cfg(feature = "slurm-tests")]
 
 #[path = "../../data_parallel/tests/sbatch/mod.rs"]
 mod sbatch;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
-use sbatch::{book_script, job_id, job_output, sbatch, submit_dir, text};
+use sbatch::{book_script, in_queue, job_id, job_output, sbatch, submit_dir, text, wait_until};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_search");
 
-/// Each trial's values, state and objective per epoch, by trial.
-fn trials(artifacts: &Path) -> Vec<(Value, Value, Value)> {
-    let study = std::fs::read_dir(artifacts.join("plane_fit"))
-        .unwrap()
+/// The cluster has the cores of one array: one test at a time (a failed one does not stop the
+/// other).
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+/// The study folder under `artifacts`, once there is one.
+fn study_dir(artifacts: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(artifacts.join("plane_fit"))
+        .ok()?
         .map(|e| e.unwrap().path())
         .find(|p| {
             p.file_name()
@@ -27,11 +34,19 @@ fn trials(artifacts: &Path) -> Vec<(Value, Value, Value)> {
                 .to_string_lossy()
                 .starts_with("study-")
         })
-        .expect("a study folder");
+}
+
+/// Trial `k`'s record, if written.
+fn record(artifacts: &Path, k: usize) -> Option<Value> {
+    let path = study_dir(artifacts)?.join(format!("trial-{k}.json"));
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Each trial's values, state and objective per epoch, by trial.
+fn trials(artifacts: &Path) -> Vec<(Value, Value, Value)> {
     (0..6)
         .map(|k| {
-            let path = study.join(format!("trial-{k}.json"));
-            let record: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            let record = record(artifacts, k).expect("every trial recorded");
             (
                 record["params"].clone(),
                 record["state"].clone(),
@@ -41,8 +56,36 @@ fn trials(artifacts: &Path) -> Vec<(Value, Value, Value)> {
         .collect()
 }
 
+/// The study of the page's six trials, two at a time, trained here with `args`.
+fn local_study(args: &[&str]) -> tempfile::TempDir {
+    let local = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["--trials", "6", "--jobs", "2", "--quiet", "--artifacts"])
+        .arg(local.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    local
+}
+
+/// The epochs of a run's `metrics.csv` with a validation loss, in the order written.
+fn valid_epochs(run: &Path) -> Vec<u64> {
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (epoch, split, metric) = (col("epoch"), col("split"), col("metric"));
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|row| row[split] == "valid" && row[metric] == "loss")
+        .map(|row| row[epoch].parse().unwrap())
+        .collect()
+}
+
 #[test]
 fn the_books_job_array_fills_the_study_a_local_run_writes() {
+    let _cluster = CLUSTER.lock().unwrap_or_else(PoisonError::into_inner);
     let (dir, script) = submit_dir(&book_script("docs/src/guide/search.md"), BIN, "search");
     let output = sbatch(dir.path(), &script, &[], true);
     let id = job_id(&output);
@@ -55,13 +98,7 @@ fn the_books_job_array_fills_the_study_a_local_run_writes() {
         text(&output.stderr),
         tasks.join("\n")
     );
-    let local = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args(["--trials", "6", "--jobs", "2", "--quiet", "--artifacts"])
-        .arg(local.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let local = local_study(&[]);
     let cluster = trials(&dir.path().join("artifacts"));
     assert!(
         cluster.iter().all(|(_, state, _)| state != "running"),
@@ -69,4 +106,65 @@ fn the_books_job_array_fills_the_study_a_local_run_writes() {
         tasks.join("\n")
     );
     assert_eq!(cluster, trials(local.path()));
+}
+
+/// What a preemption or a user's `scancel` does to a job array: a SIGTERM to the tasks running
+/// (here trials 0 and 1, which save where they are) and the pending tasks never started.
+/// Submitted again as it was, the array finishes the study: trials 0 and 1 go on in their own
+/// runs, each epoch trained once, and the study equals a local one bit for bit.
+#[test]
+fn a_cancelled_job_array_submitted_again_fills_the_study_a_local_run_writes() {
+    let _cluster = CLUSTER.lock().unwrap_or_else(PoisonError::into_inner);
+    // Long trials (a rate above 0.3 diverges within 2000 epochs: a failed trial, a failed task).
+    let long = [
+        "--epochs",
+        "2000",
+        "--prune",
+        "none",
+        "--search",
+        "lr=log_uniform(1e-3, 0.3)",
+    ];
+    let (dir, script) = submit_dir(&book_script("docs/src/guide/search.md"), BIN, "search");
+    let artifacts = dir.path().join("artifacts");
+    let id = job_id(&sbatch(dir.path(), &script, &long, false));
+    let training = |k| {
+        record(&artifacts, k).is_some_and(|r| {
+            r["state"] == "running" && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
+        })
+    };
+    wait_until("trials 0 and 1 training", Duration::from_secs(120), || {
+        (training(0) && training(1)) || !in_queue(&id)
+    });
+    assert!(
+        in_queue(&id),
+        "the array ended early:\n{}",
+        job_output(dir.path(), &format!("{id}_0"))
+    );
+    assert!(Command::new("scancel").arg(&id).status().unwrap().success());
+    wait_until("the cancelled array's end", Duration::from_secs(60), || {
+        !in_queue(&id)
+    });
+    let mut runs = Vec::new();
+    for k in 0..2 {
+        let left = record(&artifacts, k).unwrap();
+        assert_eq!(left["state"], "running", "trial {k}: {left}");
+        let trained = left["curve"].as_array().unwrap().len();
+        assert!(trained < 2000, "trial {k} ended before the cancel");
+        runs.push(left["run"].as_str().unwrap().to_owned());
+    }
+    assert!(record(&artifacts, 2).is_none(), "trial 2 never started");
+    let output = sbatch(dir.path(), &script, &long, true);
+    let again = job_id(&output);
+    let printed: Vec<String> = (0..6)
+        .map(|task| job_output(dir.path(), &format!("{again}_{task}")))
+        .collect();
+    assert!(output.status.success(), "{}", printed.join("\n"));
+    for (k, run) in runs.iter().enumerate() {
+        let ended = record(&artifacts, k).unwrap();
+        assert_eq!(ended["run"], *run, "trial {k} in its own run");
+        // The script's `--artifacts artifacts`: runs are named from the submit folder.
+        let epochs = valid_epochs(&dir.path().join(run));
+        assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>(), "trial {k}");
+    }
+    assert_eq!(trials(&artifacts), trials(local_study(&long).path()));
 }
