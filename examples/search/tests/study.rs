@@ -246,9 +246,9 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     // First a SIGTERM to the study process alone, once trial 1 trained 3 epochs: the trial
     // saves and stops, the study exits with 130; then, resumed, a kill -9 once a later trial
     // trained 3 epochs.
-    let (termed, _) = stop_at(tmp.path(), &flags, 1, "-TERM");
+    let (termed, _) = stop_at(tmp.path(), &flags, "-TERM", |r| training(r, 1, 3));
     assert_eq!(termed, Some(130));
-    let (killed, killed_in) = stop_at(tmp.path(), &flags, 2, "-KILL");
+    let (killed, killed_in) = stop_at(tmp.path(), &flags, "-KILL", |r| training(r, 2, 3));
     assert_eq!(killed, None, "killed by a signal");
     let trial = killed_in["trial"].as_u64().unwrap() as usize;
     let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
@@ -302,13 +302,63 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     assert_eq!(runs, 8);
 }
 
+/// A trial past its first 1024 epochs, whose record is rewritten every 16th epoch there, killed
+/// with the study just after a checkpoint its record does not reach (epoch 16k+1): resumed
+/// from that checkpoint, its record is filled in from the run's history, and its run and
+/// record hold every epoch once, equal to an uninterrupted study's bit for bit.
+#[test]
+fn a_long_trial_killed_with_9_ahead_of_its_record_resumes_with_every_epoch_once() {
+    let flags = ["--trials", "1", "--epochs", "2000", "--prune", "none"];
+    let reference = tempfile::tempdir().unwrap();
+    let out = run(reference.path(), &flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = outcome(&records(&study_dir(reference.path()))[0]);
+    // The newest checkpoint's epoch, from its name.
+    let checkpoint = |record: &Value| {
+        let run = PathBuf::from(record["run"].as_str()?);
+        std::fs::read_dir(run.join("checkpoint"))
+            .ok()?
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().to_string_lossy().into_owned();
+                name.strip_prefix("model-")?
+                    .strip_suffix(".bpk")?
+                    .parse()
+                    .ok()
+            })
+            .max()
+    };
+    // The kill can land after the trial reached its next rewrite; tried again then.
+    for _ in 0..10 {
+        let tmp = tempfile::tempdir().unwrap();
+        let (killed, killed_in) = stop_at(tmp.path(), &flags, "-KILL", |r| {
+            training(r, 0, 1024) && checkpoint(r).is_some_and(|e: usize| e % 16 == 1)
+        });
+        assert_eq!(killed, None, "killed by a signal");
+        let left = &records(&study_dir(tmp.path()))[0];
+        let recorded = left["curve"].as_array().unwrap().len();
+        if checkpoint(left).is_none_or(|saved| saved <= recorded) {
+            continue;
+        }
+        let out = run(tmp.path(), &flags);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let resumed = &records(&study_dir(tmp.path()))[0];
+        assert_eq!(resumed["run"], killed_in["run"]);
+        assert_eq!(outcome(resumed), expected);
+        let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
+        let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
+        assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>());
+        return;
+    }
+    panic!("in 10 tries, no kill landed between a checkpoint and the record's next rewrite");
+}
+
 /// A SIGTERM to the study process alone reaches the trial training after the grace period: it
 /// saves where it is, mid-epoch, and stops; the study exits with 130 and resumes from there.
 #[test]
 fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     let tmp = tempfile::tempdir().unwrap();
     let flags = ["--trials", "1", "--epochs", "2000", "--prune", "none"];
-    let (code, record) = stop_at(tmp.path(), &flags, 0, "-TERM");
+    let (code, record) = stop_at(tmp.path(), &flags, "-TERM", |r| training(r, 0, 3));
     assert_eq!(code, Some(130));
     let study = study_dir(tmp.path());
     let left = &records(&study)[0];
@@ -326,9 +376,23 @@ fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>());
 }
 
-/// Starts the study and sends it `signal` once trial `from` or a later one is training with
-/// 3 epochs recorded; its exit code, and the record of the trial it was training.
-fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option<i32>, Value) {
+/// Whether `record` is trial `from` or a later one, training, with `epochs` epochs recorded.
+fn training(record: &Value, from: u64, epochs: usize) -> bool {
+    record["state"] == "running"
+        && record["trial"].as_u64() >= Some(from)
+        && record["curve"]
+            .as_array()
+            .is_some_and(|c| c.len() >= epochs)
+}
+
+/// Starts the study and sends it `signal` once a trial's record is `ready`; its exit code,
+/// and that record.
+fn stop_at(
+    artifacts: &Path,
+    flags: &[&str],
+    signal: &str,
+    ready: impl Fn(&Value) -> bool,
+) -> (Option<i32>, Value) {
     let mut child = Command::new(BIN)
         .args(flags)
         .arg("--artifacts")
@@ -347,26 +411,26 @@ fn stop_at(artifacts: &Path, flags: &[&str], from: u64, signal: &str) -> (Option
             let study = entries
                 .filter_map(Result::ok)
                 .find(|e| e.file_name().to_string_lossy().starts_with("study-"))?;
-            records(&study.path()).into_iter().find(|r| {
-                r["state"] == "running"
-                    && r["trial"].as_u64() >= Some(from)
-                    && r["curve"].as_array().is_some_and(|c| c.len() >= 3)
-            })
+            records(&study.path()).into_iter().find(&ready)
         });
         if training.is_some() {
             break training;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
-    let signal = if found.is_some() { signal } else { "-KILL" };
-    let sent = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status();
+    // SIGKILL without starting `kill`, to land as soon after `ready` as can be.
+    if found.is_none() || signal == "-KILL" {
+        child.kill().unwrap();
+    } else {
+        let sent = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status();
+        assert!(sent.unwrap().success());
+    }
     let status = child.wait().unwrap();
-    assert!(sent.unwrap().success());
     (
         status.code(),
-        found.expect("a trial reached epoch 3 within 2 minutes"),
+        found.expect("a trial ready within 2 minutes"),
     )
 }
 

@@ -317,17 +317,24 @@ impl Study {
     }
 }
 
-/// The trial's objective at the end of `epoch`, from the run's `history`.
-pub fn value_at(history: &History, objective: &Objective, epoch: usize) -> Option<Option<f64>> {
+/// The trial's objective at the end of each epoch up to `epoch` (a non-finite value as `None`),
+/// from the run's `history`: `None` when the run does not record it. A resumed run's history
+/// holds the epochs before its checkpoint too, so the curve is whole even where the record a
+/// kill left behind lags (see `trial::rewritten_at`).
+pub fn curve(
+    history: &History,
+    objective: &Objective,
+    epoch: usize,
+) -> Option<Vec<(usize, Option<f64>)>> {
     let (split, key) = objective.split_key();
     let series = history.get(split, key)?;
     Some(
         series
             .epochs
             .iter()
-            .find(|&&(e, _)| e == epoch)
-            .map(|&(_, v)| v)
-            .filter(|v| v.is_finite()),
+            .filter(|&&(e, _)| e <= epoch)
+            .map(|&(e, v)| (e, v.is_finite().then_some(v)))
+            .collect(),
     )
 }
 
