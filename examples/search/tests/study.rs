@@ -353,27 +353,35 @@ fn a_long_trial_killed_with_9_ahead_of_its_record_resumes_with_every_epoch_once(
 }
 
 /// A SIGTERM to the study process alone reaches the trial training after the grace period: it
-/// saves where it is, mid-epoch, and stops; the study exits with 130 and resumes from there.
+/// stops where it is, saved, and the study exits with 130 and resumes from there. (6000 epochs:
+/// about 8 s here, so the trial outlives the 2 s grace.)
 #[test]
 fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     let tmp = tempfile::tempdir().unwrap();
-    let flags = ["--trials", "1", "--epochs", "2000", "--prune", "none"];
+    let flags = ["--trials", "1", "--epochs", "6000", "--prune", "none"];
     let (code, record) = stop_at(tmp.path(), &flags, "-TERM", |r| training(r, 0, 3));
     assert_eq!(code, Some(130));
     let study = study_dir(tmp.path());
     let left = &records(&study)[0];
     assert_eq!(left["state"], "running");
     let stopped_at = left["curve"].as_array().unwrap().len();
-    assert!(stopped_at < 2000, "{stopped_at}");
+    assert!(stopped_at < 6000, "{stopped_at}");
     let run_dir = PathBuf::from(record["run"].as_str().unwrap());
-    assert!(run_dir.join("checkpoint/model-interrupted.bpk").exists());
+    // Stopped after a step, it saved that step; stopped while validating, it keeps the last
+    // epoch it recorded, whose checkpoint it resumes from (training the next epoch again).
+    let checkpoint = run_dir.join("checkpoint");
+    assert!(
+        checkpoint.join("model-interrupted.bpk").exists()
+            || checkpoint.join(format!("model-{stopped_at}.bpk")).exists(),
+        "no checkpoint where trial 0 stopped, after epoch {stopped_at}"
+    );
     let out = run(tmp.path(), &flags);
     assert!(out.status.success(), "{}", stderr(&out));
     let done = &records(&study)[0];
     assert_eq!(done["state"], "complete");
     assert_eq!(done["run"], record["run"]);
     let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
-    assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>());
+    assert_eq!(epochs, (1..=6000).collect::<Vec<u64>>());
 }
 
 /// Whether `record` is trial `from` or a later one, training, with `epochs` epochs recorded.
@@ -466,6 +474,10 @@ fn mistakes_are_refused_before_any_trial_trains() {
         (
             &["--trial", "30"],
             "--trial 30: the study has trials 0 to 29",
+        ),
+        (
+            &["--promote", "30"],
+            "--promote 30: the study has trials 0 to 29",
         ),
         (&["--sampler", "grid"], "[possible values: tpe, random]"),
     ] {

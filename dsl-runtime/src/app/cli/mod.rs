@@ -752,8 +752,13 @@ fn study<C: Serialize + DeserializeOwned>(
     let study = Study::new(&artifacts, plan.name(), definition);
     if let Some(k) = args.trial.or(args.promote) {
         if k >= trials {
+            let flag = if args.promote.is_some() {
+                "--promote"
+            } else {
+                "--trial"
+            };
             return Err(CliError::new(format!(
-                "--trial {k}: the study has trials 0 to {} (--trials {trials})",
+                "{flag} {k}: the study has trials 0 to {} (--trials {trials})",
                 trials - 1
             ))
             .into());
