@@ -180,8 +180,9 @@ impl EpochWatch for TrialRun {
 /// Whether the record is rewritten at the end of `epoch` (it is also at a pruning decision and
 /// at the trial's end): every epoch up to 64, then 64 times per doubling of the epoch. The
 /// record holds the whole curve, so rewriting it every epoch would write O(E²) bytes over E
-/// epochs (300 MB for 3000); this writes O(E). What a kill leaves may lag by up to 1/64 of
-/// the epochs trained; the resumed run's history fills the curve back in ([`study::curve`]).
+/// epochs (about 240 MB for 3000 of the example's); this writes O(E). What a kill leaves may
+/// lag by up to 1/64 of the epochs trained; the resumed run's history fills the curve back in
+/// ([`study::curve`]).
 fn rewritten_at(epoch: usize) -> bool {
     let stride = 1 << (epoch / 64).max(1).ilog2();
     epoch.is_multiple_of(stride)
