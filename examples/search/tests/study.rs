@@ -302,26 +302,26 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     assert_eq!(runs, 8);
 }
 
-/// A trial past its first 1024 epochs, whose record is rewritten every 16th epoch there, killed
-/// with the study just after a checkpoint its record does not reach (epoch 16k+1): resumed
+/// A trial past its first 512 epochs, whose record is rewritten every 8th epoch there, killed
+/// with the study just after a checkpoint its record does not reach (epoch 8k+1): resumed
 /// from that checkpoint, its record is filled in from the run's history, and its run and
 /// record hold every epoch once, equal to an uninterrupted study's bit for bit.
 #[test]
 fn a_long_trial_killed_with_9_ahead_of_its_record_resumes_with_every_epoch_once() {
-    let flags = ["--trials", "1", "--epochs", "2000", "--prune", "none"];
+    let flags = ["--trials", "1", "--epochs", "1000", "--prune", "none"];
     let reference = tempfile::tempdir().unwrap();
     let out = run(reference.path(), &flags);
     assert!(out.status.success(), "{}", stderr(&out));
     let expected = outcome(&records(&study_dir(reference.path()))[0]);
-    // The newest checkpoint's epoch, from its name.
+    // The newest checkpoint's epoch: its `state-N.json`, written last, makes it exist.
     let checkpoint = |record: &Value| {
         let run = PathBuf::from(record["run"].as_str()?);
         std::fs::read_dir(run.join("checkpoint"))
             .ok()?
             .filter_map(|e| {
                 let name = e.ok()?.file_name().to_string_lossy().into_owned();
-                name.strip_prefix("model-")?
-                    .strip_suffix(".bpk")?
+                name.strip_prefix("state-")?
+                    .strip_suffix(".json")?
                     .parse()
                     .ok()
             })
@@ -331,7 +331,7 @@ fn a_long_trial_killed_with_9_ahead_of_its_record_resumes_with_every_epoch_once(
     for _ in 0..10 {
         let tmp = tempfile::tempdir().unwrap();
         let (killed, killed_in) = stop_at(tmp.path(), &flags, "-KILL", |r| {
-            training(r, 0, 1024) && checkpoint(r).is_some_and(|e: usize| e % 16 == 1)
+            training(r, 0, 512) && checkpoint(r).is_some_and(|e: usize| e % 8 == 1)
         });
         assert_eq!(killed, None, "killed by a signal");
         let left = &records(&study_dir(tmp.path()))[0];
@@ -346,26 +346,26 @@ fn a_long_trial_killed_with_9_ahead_of_its_record_resumes_with_every_epoch_once(
         assert_eq!(outcome(resumed), expected);
         let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
         let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
-        assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>());
+        assert_eq!(epochs, (1..=1000).collect::<Vec<u64>>());
         return;
     }
     panic!("in 10 tries, no kill landed between a checkpoint and the record's next rewrite");
 }
 
 /// A SIGTERM to the study process alone reaches the trial training after the grace period: it
-/// stops where it is, saved, and the study exits with 130 and resumes from there. (6000 epochs:
-/// about 8 s here, so the trial outlives the 2 s grace.)
+/// stops where it is, saved, and the study exits with 130 and resumes from there. (4000 epochs,
+/// about 5.5 s here: the trial outlives the 2 s grace.)
 #[test]
 fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     let tmp = tempfile::tempdir().unwrap();
-    let flags = ["--trials", "1", "--epochs", "6000", "--prune", "none"];
+    let flags = ["--trials", "1", "--epochs", "4000", "--prune", "none"];
     let (code, record) = stop_at(tmp.path(), &flags, "-TERM", |r| training(r, 0, 3));
     assert_eq!(code, Some(130));
     let study = study_dir(tmp.path());
     let left = &records(&study)[0];
     assert_eq!(left["state"], "running");
     let stopped_at = left["curve"].as_array().unwrap().len();
-    assert!(stopped_at < 6000, "{stopped_at}");
+    assert!(stopped_at < 4000, "{stopped_at}");
     let run_dir = PathBuf::from(record["run"].as_str().unwrap());
     // Stopped after a step, it saved that step; stopped while validating, it keeps the last
     // epoch it recorded, whose checkpoint it resumes from (training the next epoch again).
@@ -381,7 +381,7 @@ fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     assert_eq!(done["state"], "complete");
     assert_eq!(done["run"], record["run"]);
     let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
-    assert_eq!(epochs, (1..=6000).collect::<Vec<u64>>());
+    assert_eq!(epochs, (1..=4000).collect::<Vec<u64>>());
 }
 
 /// Whether `record` is trial `from` or a later one, training, with `epochs` epochs recorded.
