@@ -25,6 +25,7 @@ training! {
     metrics: [train.loss, valid.loss, valid.accuracy],
     checkpoint: keep_last(1),
     precision: bf16,
+    seed: 1,
 }
 
 fn main() -> std::process::ExitCode {
