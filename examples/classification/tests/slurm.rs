@@ -12,7 +12,7 @@ mod sweep;
 use std::path::Path;
 use std::process::Command;
 
-use sbatch::{book_script, job_id, job_output, sbatch, submit_dir, text};
+use sbatch::{array_until_done, book_script, submit_dir, text};
 use sweep::sweep_dir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_classification");
@@ -32,17 +32,7 @@ fn the_books_job_array_fills_the_ranked_table_a_local_sweep_writes() {
         BIN,
         "classification",
     );
-    let output = sbatch(dir.path(), &script, &[], true);
-    let id = job_id(&output);
-    let tasks: Vec<String> = (0..6)
-        .map(|task| job_output(dir.path(), &format!("{id}_{task}")))
-        .collect();
-    assert!(
-        output.status.success(),
-        "job array {id}: {}\n{}",
-        text(&output.stderr),
-        tasks.join("\n")
-    );
+    array_until_done(dir.path(), &script, &[], 6);
     let local = tempfile::tempdir().unwrap();
     let grid = ["--sweep", "lr=0.05,0.1,0.2", "--sweep", "epochs=2,3"];
     let out = Command::new(BIN)

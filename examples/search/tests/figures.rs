@@ -5,10 +5,12 @@
 //! the best trial. Prints the tables; `.ci/run` runs it (`--features figures`).
 #![cfg(feature = "figures")]
 
-use std::path::Path;
 use std::process::Command;
 
+use folder::{records, study_dir};
 use serde_json::Value;
+
+mod folder;
 
 const BIN: &str = env!("CARGO_BIN_EXE_search");
 const SEEDS: u64 = 5;
@@ -36,28 +38,7 @@ fn study(flags: &[String]) -> Found {
         "{flags:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let dir = std::fs::read_dir(tmp.path().join("plane_fit"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("study-")
-        })
-        .unwrap();
-    let records: Vec<Value> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("trial-")
-        })
-        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
-        .collect();
+    let records = records(&study_dir(tmp.path()));
     let best_of = |r: &Value| -> f64 {
         r["curve"]
             .as_array()
@@ -76,7 +57,6 @@ fn study(flags: &[String]) -> Found {
         .iter()
         .map(|r| r["curve"].as_array().unwrap().len())
         .sum();
-    let _ = Path::new(&dir);
     Found { best, epochs }
 }
 

@@ -6,15 +6,20 @@
 //! study.
 #![cfg(feature = "slurm-tests")]
 
+mod folder;
 #[path = "../../data_parallel/tests/sbatch/mod.rs"]
 mod sbatch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use sbatch::{book_script, in_queue, job_id, job_output, sbatch, submit_dir, text, wait_until};
+use folder::{find_study, outcome, records, study_dir, valid_losses};
+use sbatch::{
+    array_until_done, book_script, in_queue, job_id, job_output, sbatch, submit_dir, text,
+    wait_until,
+};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_search");
@@ -23,37 +28,18 @@ const BIN: &str = env!("CARGO_BIN_EXE_search");
 /// other).
 static CLUSTER: Mutex<()> = Mutex::new(());
 
-/// The study folder under `artifacts`, once there is one.
-fn study_dir(artifacts: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(artifacts.join("plane_fit"))
-        .ok()?
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("study-")
-        })
-}
-
 /// Trial `k`'s record, if written.
 fn record(artifacts: &Path, k: usize) -> Option<Value> {
-    let path = study_dir(artifacts)?.join(format!("trial-{k}.json"));
+    let path = find_study(artifacts)?.join(format!("trial-{k}.json"));
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// Each trial's values, state and objective per epoch, by trial.
+/// Each trial's values, state and objective per epoch, by trial: all six.
 fn trials(artifacts: &Path) -> Vec<(Value, Value, Value)> {
-    (0..6)
-        .map(|k| {
-            let record = record(artifacts, k).expect("every trial recorded");
-            (
-                record["params"].clone(),
-                record["state"].clone(),
-                record["curve"].clone(),
-            )
-        })
-        .collect()
+    let records = records(&study_dir(artifacts));
+    let numbers: Vec<u64> = records.iter().filter_map(|r| r["trial"].as_u64()).collect();
+    assert_eq!(numbers, [0, 1, 2, 3, 4, 5], "every trial recorded");
+    records.iter().map(outcome).collect()
 }
 
 /// The study of the page's six trials, two at a time, trained here with `args`.
@@ -69,35 +55,11 @@ fn local_study(args: &[&str]) -> tempfile::TempDir {
     local
 }
 
-/// The epochs of a run's `metrics.csv` with a validation loss, in the order written.
-fn valid_epochs(run: &Path) -> Vec<u64> {
-    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (epoch, split, metric) = (col("epoch"), col("split"), col("metric"));
-    csv.lines()
-        .skip(1)
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|row| row[split] == "valid" && row[metric] == "loss")
-        .map(|row| row[epoch].parse().unwrap())
-        .collect()
-}
-
 #[test]
 fn the_books_job_array_fills_the_study_a_local_run_writes() {
     let _cluster = CLUSTER.lock().unwrap_or_else(PoisonError::into_inner);
     let (dir, script) = submit_dir(&book_script("docs/src/guide/search.md"), BIN, "search");
-    let output = sbatch(dir.path(), &script, &[], true);
-    let id = job_id(&output);
-    let tasks: Vec<String> = (0..6)
-        .map(|task| job_output(dir.path(), &format!("{id}_{task}")))
-        .collect();
-    assert!(
-        output.status.success(),
-        "job array {id}: {}\n{}",
-        text(&output.stderr),
-        tasks.join("\n")
-    );
+    let (_, tasks) = array_until_done(dir.path(), &script, &[], 6);
     let local = local_study(&[]);
     let cluster = trials(&dir.path().join("artifacts"));
     assert!(
@@ -153,17 +115,15 @@ fn a_cancelled_job_array_submitted_again_fills_the_study_a_local_run_writes() {
         runs.push(left["run"].as_str().unwrap().to_owned());
     }
     assert!(record(&artifacts, 2).is_none(), "trial 2 never started");
-    let output = sbatch(dir.path(), &script, &long, true);
-    let again = job_id(&output);
-    let printed: Vec<String> = (0..6)
-        .map(|task| job_output(dir.path(), &format!("{again}_{task}")))
-        .collect();
-    assert!(output.status.success(), "{}", printed.join("\n"));
+    array_until_done(dir.path(), &script, &long, 6);
     for (k, run) in runs.iter().enumerate() {
         let ended = record(&artifacts, k).unwrap();
         assert_eq!(ended["run"], *run, "trial {k} in its own run");
         // The script's `--artifacts artifacts`: runs are named from the submit folder.
-        let epochs = valid_epochs(&dir.path().join(run));
+        let epochs: Vec<u64> = valid_losses(&dir.path().join(run))
+            .iter()
+            .map(|&(e, _)| e)
+            .collect();
         assert_eq!(epochs, (1..=2000).collect::<Vec<u64>>(), "trial {k}");
     }
     assert_eq!(trials(&artifacts), trials(local_study(&long).path()));

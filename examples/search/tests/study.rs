@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use folder::{find_study, outcome, records, study_dir, valid_losses};
 use serde_json::Value;
+
+mod folder;
 
 const BIN: &str = env!("CARGO_BIN_EXE_search");
 
@@ -20,60 +23,6 @@ fn run(artifacts: &Path, args: &[&str]) -> Output {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// The one study folder under `artifacts`.
-fn study_dir(artifacts: &Path) -> PathBuf {
-    let studies: Vec<PathBuf> = std::fs::read_dir(artifacts.join("plane_fit"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("study-")
-        })
-        .collect();
-    assert_eq!(studies.len(), 1, "{studies:?}");
-    studies[0].clone()
-}
-
-/// Every `trial-<K>.json`, by trial.
-fn records(study: &Path) -> Vec<Value> {
-    let mut records: Vec<Value> = std::fs::read_dir(study)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            name.starts_with("trial-") && name.ends_with(".json")
-        })
-        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
-        .collect();
-    records.sort_by_key(|r| r["trial"].as_u64());
-    records
-}
-
-/// What a trial is, whichever folder it ran in: its values, state and objective per epoch.
-fn outcome(record: &Value) -> (Value, Value, Value) {
-    (
-        record["params"].clone(),
-        record["state"].clone(),
-        record["curve"].clone(),
-    )
-}
-
-/// The validation losses of a run, per epoch, from its `metrics.csv`.
-fn valid_losses(run: &Path) -> Vec<(u64, f64)> {
-    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (epoch, split, metric, value) = (col("epoch"), col("split"), col("metric"), col("value"));
-    csv.lines()
-        .skip(1)
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|row| row[split] == "valid" && row[metric] == "loss")
-        .map(|row| (row[epoch].parse().unwrap(), row[value].parse().unwrap()))
-        .collect()
 }
 
 #[test]
@@ -414,13 +363,8 @@ fn stop_at(
         if std::time::Instant::now() > deadline {
             break None;
         }
-        let dir = artifacts.join("plane_fit");
-        let training = std::fs::read_dir(&dir).ok().and_then(|entries| {
-            let study = entries
-                .filter_map(Result::ok)
-                .find(|e| e.file_name().to_string_lossy().starts_with("study-"))?;
-            records(&study.path()).into_iter().find(&ready)
-        });
+        let training =
+            find_study(artifacts).and_then(|study| records(&study).into_iter().find(&ready));
         if training.is_some() {
             break training;
         }

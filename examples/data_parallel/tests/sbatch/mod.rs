@@ -1,6 +1,7 @@
 //! A book page's Slurm job script submitted with `sbatch` as the page writes it, from a submit
 //! folder holding the binary where the script names it. Shared by the job-script tests of
-//! `data_parallel` (`tests/slurm.rs`) and `classification` (its `tests/slurm.rs`, a job array).
+//! `data_parallel` (`tests/slurm.rs`), and the job arrays of `classification` and `search`
+//! (their `tests/slurm.rs`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -57,6 +58,28 @@ pub fn sbatch(dir: &Path, script: &Path, args: &[&str], wait: bool) -> Output {
         text(&output.stderr)
     );
     output
+}
+
+/// `sbatch --wait` of the job array `script` with `args`, its tasks `0..tasks`: asserts that
+/// every task succeeded (else prints what each printed); the array's id and each task's output.
+pub fn array_until_done(
+    dir: &Path,
+    script: &Path,
+    args: &[&str],
+    tasks: usize,
+) -> (String, Vec<String>) {
+    let output = sbatch(dir, script, args, true);
+    let id = job_id(&output);
+    let printed: Vec<String> = (0..tasks)
+        .map(|task| job_output(dir, &format!("{id}_{task}")))
+        .collect();
+    assert!(
+        output.status.success(),
+        "job array {id}: {}\n{}",
+        text(&output.stderr),
+        printed.join("\n")
+    );
+    (id, printed)
 }
 
 /// The job's id as `sbatch --parsable` prints it.
