@@ -23,6 +23,16 @@ impl Split {
             Split::Test => "test",
         }
     }
+
+    /// `train.<metric>` or `valid.<metric>`, the per-epoch metrics a sweep ranks by and a
+    /// search optimizes, as its split and key; `None` for any other form.
+    pub fn epoch_metric(text: &str) -> Option<(Split, &str)> {
+        match text.split_once('.')? {
+            ("train", key) => Some((Split::Train, key)),
+            ("valid", key) => Some((Split::Valid, key)),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Split {

@@ -186,14 +186,10 @@ impl Plan {
     /// Ranks the trials by `split.metric` (`--rank-by valid.accuracy`) instead of the metric
     /// `best(..)` watches; the metric must be recorded.
     pub fn rank_by(mut self, metric: &str) -> Result<Self, CliError> {
-        let (split, key) = match metric.split_once('.') {
-            Some(("train", key)) => (Split::Train, key),
-            Some(("valid", key)) => (Split::Valid, key),
-            _ => {
-                return Err(CliError::new(format!(
-                    "--rank-by `{metric}`: name a recorded metric as `valid.<metric>` or `train.<metric>`"
-                )));
-            }
+        let Some((split, key)) = Split::epoch_metric(metric) else {
+            return Err(CliError::new(format!(
+                "--rank-by `{metric}`: name a recorded metric as `valid.<metric>` or `train.<metric>`"
+            )));
         };
         if !self.recorded.is_empty() && !self.recorded.iter().any(|m| m == metric) {
             return Err(CliError::new(format!(

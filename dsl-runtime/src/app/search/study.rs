@@ -45,7 +45,7 @@ impl Objective {
             "max" => true,
             _ => return Err(form()),
         };
-        if !(metric.starts_with("valid.") || metric.starts_with("train.")) {
+        if Split::epoch_metric(metric).is_none() {
             return Err(form());
         }
         Ok(Objective {
@@ -54,13 +54,9 @@ impl Objective {
         })
     }
 
-    /// The split and key of the metric.
+    /// The split and key of the metric (`parse` made sure it has both).
     pub fn split_key(&self) -> (Split, &str) {
-        match self.metric.split_once('.') {
-            Some(("train", key)) => (Split::Train, key),
-            Some((_, key)) => (Split::Valid, key),
-            None => (Split::Valid, self.metric.as_str()),
-        }
+        Split::epoch_metric(&self.metric).unwrap_or((Split::Valid, &self.metric))
     }
 
     /// `value` as a loss: lower is better, NaN the worst.
