@@ -199,19 +199,60 @@ pub struct Loader {
     pub span: Span,
 }
 
-/// A numeric literal, possibly negated, with its span.
+/// A numeric literal, possibly negated, with its span; or, where a key takes one
+/// ([`crate::parse::number_or_constant`]), a constant of the user's (`LR`, `EPOCHS * 2`).
 #[derive(Clone)]
 pub struct Number {
+    /// NaN for a constant: its value is rustc's to know, so its range is checked at start-up.
     pub value: f64,
     pub is_int: bool,
     pub span: Span,
     /// The last token's span: a negative number's literal, after its sign at `span`.
     pub end: Span,
+    /// The user's expression, for a constant.
+    pub constant: Option<Box<Expr>>,
 }
 
 impl Number {
     pub fn as_usize(&self) -> usize {
         self.value as usize
+    }
+
+    /// Whether the value is the user's constant, not a literal: no range is checked on it here.
+    pub fn is_constant(&self) -> bool {
+        self.constant.is_some()
+    }
+
+    /// The value as an expression of type `ty` (`usize`, `u64`, `f32`, `f64`): the literal, or the
+    /// user's constant bound to a `ty` at its own tokens, so a constant of another type is
+    /// rustc's one error there ("expected `usize`, found `f64`").
+    pub fn tokens(&self, ty: &str) -> proc_macro2::TokenStream {
+        match &self.constant {
+            Some(expr) => {
+                // The type too, so that rustc's "expected due to this" is the constant.
+                let span = syn::spanned::Spanned::span(&**expr);
+                let ty = Ident::new(ty, span);
+                quote::quote_spanned!(span=> { let __dsl_value: #ty = #expr; __dsl_value })
+            }
+            None => match ty {
+                "usize" => {
+                    let v = self.as_usize();
+                    quote::quote!(#v)
+                }
+                "u64" => {
+                    let v = self.value as u64;
+                    quote::quote!(#v)
+                }
+                "f32" => {
+                    let v = self.value as f32;
+                    quote::quote!(#v)
+                }
+                _ => {
+                    let v = self.value;
+                    quote::quote!(#v)
+                }
+            },
+        }
     }
 }
 

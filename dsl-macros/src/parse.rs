@@ -353,16 +353,16 @@ fn top_level(
         "optimizers" => exp.optimizers = Some(optimizers(input, errors)?),
         "loader" => exp.loader = Some(loader(input, errors)?),
         "optimizer" => exp.optimizer = Some(optimizer(input, errors)?),
-        "lr" => exp.lr = Some(number(input)?),
+        "lr" => exp.lr = Some(number_or_constant(input)?),
         "lr_schedule" => exp.lr_schedule = Some(schedule(input)?),
-        "epochs" => exp.epochs = Some(number(input)?),
+        "epochs" => exp.epochs = Some(number_or_constant(input)?),
         "metrics" => exp.metrics = Some(metrics(input, errors)?),
         "callbacks" => exp.callbacks = Some(callbacks(input, errors)?),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
-        "grad_accumulation" => exp.grad_accumulation = Some(number(input)?),
+        "grad_accumulation" => exp.grad_accumulation = Some(number_or_constant(input)?),
         "grad_clip" => exp.grad_clip = Some(clip(input)?),
-        "seed" => exp.seed = Some(number(input)?),
+        "seed" => exp.seed = Some(number_or_constant(input)?),
         "artifacts" => exp.artifacts = Some(input.parse::<LitStr>()?),
         "resume" => exp.resume = Some(resume(input)?),
         "init_from" => {
@@ -796,9 +796,9 @@ fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
             "test" => loader.test = Some(input.parse()?),
             "augment" => loader.augment = Some(input.parse()?),
             "batcher" => loader.batcher = Some(input.parse()?),
-            "batch_size" => loader.batch_size = Some(number(input)?),
+            "batch_size" => loader.batch_size = Some(number_or_constant(input)?),
             "shuffle" => loader.shuffle = Some(seed(input)?),
-            "workers" => loader.workers = Some(number(input)?),
+            "workers" => loader.workers = Some(number_or_constant(input)?),
             _ => unreachable!("`entries` only passes known keys"),
         }
         Ok(())
@@ -809,7 +809,7 @@ fn loader(input: ParseStream, errors: &mut Errors) -> syn::Result<Loader> {
 /// `shuffle`'s value: a seed, not a switch.
 fn seed(input: ParseStream) -> syn::Result<Number> {
     let expr: Expr = input.parse()?;
-    number_expr(&expr).map_err(|_| {
+    constant_expr(expr.clone()).map_err(|_| {
         syn::Error::new_spanned(
             &expr,
             "`shuffle` takes a seed, not a switch\nhelp: write a whole number, e.g. `shuffle: 7` (the order is a function of the seed and the epoch); leave `shuffle` out to keep dataset order",
@@ -821,6 +821,56 @@ fn seed(input: ParseStream) -> syn::Result<Number> {
 pub fn number(input: ParseStream) -> syn::Result<Number> {
     let expr: Expr = input.parse()?;
     number_expr(&expr)
+}
+
+/// A number, or a constant of the user's where a config key's default is read from the value
+/// (`epochs: EPOCHS`, `sgd(lr = LR)`): a path or an expression over paths and literals, so that
+/// a hand-written baseline and the experiment share their constants. A literal of another
+/// kind (a string, a list) is still [`number`]'s error.
+pub fn number_or_constant(input: ParseStream) -> syn::Result<Number> {
+    let expr: Expr = input.parse()?;
+    constant_expr(expr)
+}
+
+fn constant_expr(expr: Expr) -> syn::Result<Number> {
+    match number_expr(&expr) {
+        Ok(number) => Ok(number),
+        Err(_) if is_constant(&expr) => Ok(Number {
+            value: f64::NAN,
+            is_int: false,
+            span: expr.span(),
+            end: expr.span(),
+            constant: Some(Box::new(expr)),
+        }),
+        Err(error) => Err(error),
+    }
+}
+
+/// A constant's path (its last name in capitals, as Rust names a `const`: `LR`,
+/// `consts::EPOCHS`), or arithmetic, casts and parentheses over such paths and numbers. A
+/// lower-case path or a call is not read as a constant: it is more likely a value of another
+/// form (`epochs: three`), which gets the macro's error and its help rather than rustc's
+/// "cannot find value".
+fn is_constant(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(path) => {
+            path.qself.is_none()
+                && path.path.segments.last().is_some_and(|s| {
+                    let name = s.ident.to_string();
+                    s.arguments.is_none()
+                        && name.chars().any(|c| c.is_ascii_uppercase())
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                })
+        }
+        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
+        Expr::Paren(inner) => is_constant(&inner.expr),
+        Expr::Cast(cast) => is_constant(&cast.expr),
+        Expr::Unary(unary) => matches!(unary.op, syn::UnOp::Neg(_)) && is_constant(&unary.expr),
+        Expr::Binary(binary) => is_constant(&binary.left) && is_constant(&binary.right),
+        _ => false,
+    }
 }
 
 fn number_expr(expr: &Expr) -> syn::Result<Number> {
@@ -837,12 +887,14 @@ fn number_expr(expr: &Expr) -> syn::Result<Number> {
                 is_int: true,
                 span: i.span(),
                 end: i.span(),
+                constant: None,
             }),
             syn::Lit::Float(f) => Ok(Number {
                 value: f.base10_parse::<f64>()?,
                 is_int: false,
                 span: f.span(),
                 end: f.span(),
+                constant: None,
             }),
             _ => Err(wrong()),
         },
@@ -859,17 +911,21 @@ fn number_expr(expr: &Expr) -> syn::Result<Number> {
     }
 }
 
-/// `name(arg = number, ..)` arguments.
-fn named_args(input: ParseStream) -> syn::Result<Vec<(Ident, Number)>> {
+/// A named optimizer's `(arg = number, ..)`, which take constants too (`sgd(lr = LR)`): they
+/// are config values, checked against their ranges at start-up.
+fn optimizer_args(input: ParseStream) -> syn::Result<Vec<(Ident, Number)>> {
     let content;
     parenthesized!(content in input);
-    let args =
-        Punctuated::<(Ident, Number), Token![,]>::parse_terminated_with(&content, |input| {
-            let name: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
-            Ok((name, number(input)?))
-        })?;
-    Ok(args.into_iter().collect())
+    let mut args = Vec::new();
+    while !content.is_empty() {
+        let name: Ident = content.parse()?;
+        content.parse::<Token![=]>()?;
+        args.push((name, number_or_constant(&content)?));
+        if !content.is_empty() {
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(args)
 }
 
 fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> {
@@ -885,7 +941,7 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
         let fork = input.fork();
         let name: Ident = fork.parse()?;
         if let Some(known) = dsl_vocabulary::optimizer::named(&name.to_string())
-            && named_args(&fork.fork()).is_err()
+            && optimizer_args(&fork.fork()).is_err()
         {
             input.advance_to(&fork);
             let args = positional_optimizer_args(input, &name, known, errors)?;
@@ -901,7 +957,7 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
         // `name(key = value, ..)` is our form; anything else is a Rust expression.
         let fork = input.fork();
         fork.parse::<Ident>().is_ok()
-            && named_args(&fork).is_ok()
+            && optimizer_args(&fork).is_ok()
             && (fork.is_empty()
                 || fork.peek(Token![,])
                 // `optimizers: { name: adam(..) on [..] }`
@@ -924,7 +980,7 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
             ),
         ));
     }
-    let mut args = named_args(input)?;
+    let mut args = optimizer_args(input)?;
     let lr = args
         .iter()
         .position(|(k, _)| k == "lr")
@@ -967,7 +1023,7 @@ fn positional_optimizer_args(
             let key: Ident = content.parse()?;
             content.parse::<Token![=]>()?;
             let value: Expr = content.parse()?;
-            match number_expr(&value) {
+            match constant_expr(value.clone()) {
                 Ok(number) => args.push((key, number)),
                 // One error for this argument; the others, and the optimizer, are kept.
                 Err(_) => errors.push(match optimizer_synonym(&key, known) {
@@ -995,7 +1051,7 @@ fn positional_optimizer_args(
                             "the arguments of `{name}` are named: this one is `{meant}`\nhelp: write `{name}({meant} = {written}, ..)`"
                         ),
                     ));
-                    if let Ok(number) = number_expr(&value) {
+                    if let Ok(number) = constant_expr(value.clone()) {
                         args.push((Ident::new(meant, value.span()), number));
                     }
                 }
@@ -1106,6 +1162,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
                     is_int: false,
                     span: name.span(),
                     end: name.span(),
+                    constant: None,
                 })
                 .ok_or_else(|| {
                     syn::Error::new(
@@ -1401,6 +1458,7 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
         is_int,
         span: name.span(),
         end: name.span(),
+        constant: None,
     };
     let (mut factor, mut patience) = (default(0.1, false), default(10.0, true));
     while content.peek(Token![,]) {

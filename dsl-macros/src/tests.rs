@@ -372,8 +372,10 @@ fn a_rejected_invocation_still_declares_what_user_code_calls() {
     let dummy = crate::expand::dummy(&exp).to_string();
     for item in [
         "struct Seed",
-        "struct SeedConfig",
-        "struct SeedModel",
+        "struct __SeedConfig",
+        "SeedConfig",
+        "struct __SeedModel",
+        "SeedModel",
         "fn cli",
         "fn fit",
         "fn with_options",

@@ -645,7 +645,7 @@ fn data_parallel_steps(exp: &Experiment, errors: &mut Errors) {
         );
     }
     if let (Some(_), Some(accumulation)) = (&exp.data_parallel, &exp.grad_accumulation)
-        && accumulation.value > 1.0
+        && (accumulation.value > 1.0 || accumulation.is_constant())
     {
         err(
             errors,
@@ -845,8 +845,12 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
 }
 
 /// A count within its bound (`dsl_vocabulary::bounds`), written as a whole number.
+///
+/// A constant's value is rustc's: the runtime checks it against the same bound at start-up.
 fn count(errors: &mut Errors, key: &str, n: &Option<Number>) {
-    let Some(n) = n else { return };
+    let Some(n) = n.as_ref().filter(|n| !n.is_constant()) else {
+        return;
+    };
     let bound = bounds::of(key);
     if !n.is_int || !bound.admits(n.value) {
         let example = match bound {
@@ -939,6 +943,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
         (_, top) => top.as_ref(),
     };
     if let Some(lr) = lr
+        && !lr.is_constant()
         && !bounds::of("lr").admits(lr.value)
     {
         err(
@@ -974,7 +979,7 @@ fn arguments_in_range(optimizer: &Optimizer, errors: &mut Errors) {
                     format!("its arguments are: lr, {}", spec.arg_names().join(", "))
                 }),
             ),
-            Some(known) if !known.range.contains(value.value) => err(
+            Some(known) if !value.is_constant() && !known.range.contains(value.value) => err(
                 errors,
                 value,
                 &format!(

@@ -105,6 +105,12 @@ pub use history::{History, Series, Split};
 pub use inference::evaluate::Evaluation;
 /// The trait a step output implements (also the name of its derive): errors name it here.
 pub use model::contract::{CastFloats, StepOutput};
+/// The config type of the experiment `E`: `ConfigOf<ThreeClass>` is `ThreeClassConfig`. Its
+/// name where the user's own item is named `<Name>Config` (Burn's `TrainingConfig` beside
+/// `name: Training`), which then keeps that name.
+pub type ConfigOf<E> = <E as app::cli::Experiment>::Config;
+/// The model wrapper of the experiment `E` (`<Name>Model`), as [`ConfigOf`] names the config.
+pub type ModelOf<E> = <E as app::cli::Experiment>::Model;
 /// The RNG crate of augmentation (`loader: { augment: |item, rng| .. }`).
 pub use rand;
 
@@ -116,6 +122,7 @@ pub mod prelude {
     pub use crate::inference::evaluate::Evaluation;
     pub use crate::metric;
     pub use crate::model::contract::{CastFloats, StepOutput};
+    pub use crate::{ConfigOf, ModelOf};
     pub use crate::{config::options::FitOptions, error::FitError};
     pub use dsl_macros::{Batch, StepOutput, training};
 }

@@ -21,7 +21,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "name",
         required: "yes",
-        form: "a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case",
+        form: "a type name, optionally with a visibility (`pub Resumable`); the run directory is its snake_case. Declares `Name` (the entry points), `NameConfig` and `NameModel`; an item of your own named `NameConfig` or `NameModel` (Burn's `TrainingConfig` beside `name: Training`) keeps its name, and ours are then `ConfigOf<Name>`, `ModelOf<Name>`. Names from `__` are reserved",
         default: "private items",
         example: "name: MyExperiment",
     },
@@ -42,14 +42,14 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "loader",
         required: "yes",
-        form: "`{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: |item, rng| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it",
+        form: "`{ train, valid, test, batcher, batch_size, shuffle, workers }`: Burn datasets of the batcher's items, a Burn batcher whose output is the step's batch; `shuffle` is a seed (`shuffle: 7`); `batch_size`, `workers` and `shuffle` take a constant of yours too (`batch_size: BATCH`); `test` is measured once after training, on the checkpoint of the first `best(..)` (else the last model), not with `engine`/`strategy`/`devices`; `augment: |item, rng| -> item` transforms training items only, `rng` (a [`rand`] `StdRng`) seeded from the `shuffle` seed (0 without one), the epoch and the item's position in it",
         default: "`test`, `augment`: none; `shuffle`: dataset order; `workers`: 0",
         example: "loader: { train: my_dataset(), valid: my_dataset(), batcher: MyBatcher, batch_size: 32 }",
     },
     Key {
         name: "optimizer",
         required: "yes, or `optimizers`",
-        form: "`sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0",
+        form: "`sgd(lr, momentum, weight_decay)`, `adam(lr, beta_1, beta_2, epsilon, weight_decay)`, `adamw(..)` (also `beta1`/`beta2`), `rmsprop(lr, alpha, momentum, epsilon, weight_decay)`, `adagrad(lr, lr_decay, epsilon, weight_decay)`, `lion(lr, beta_1, beta_2, weight_decay)`, `lamb(lr, beta_1, beta_2, epsilon, weight_decay)`, or an expression giving a `ModuleOptimizer` (then `lr` is required); an argument may be a constant of yours (`sgd(lr = LR)`), its range then checked at start-up; momentum, alpha and betas in [0, 1), epsilon > 0, weight decay and lr decay ≥ 0",
         default: "Burn's defaults for unnamed arguments",
         example: "optimizer: adam(lr = 1e-3)",
     },
@@ -70,7 +70,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "lr",
         required: "with an optimizer expression",
-        form: "number",
+        form: "number, or a constant of yours (`LR`), its range checked at start-up",
         default: "",
         example: "lr: 1e-3",
     },
@@ -84,7 +84,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "epochs",
         required: "yes",
-        form: "whole number ≥ 1",
+        form: "whole number ≥ 1, or a constant of yours (`EPOCHS`, `2 * EPOCHS`), its range checked at start-up",
         default: "",
         example: "epochs: 10",
     },
@@ -154,7 +154,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "grad_accumulation",
         required: "no",
-        form: "whole number ≥ 1 (Burn's `GradientsAccumulator`)",
+        form: "whole number ≥ 1 (Burn's `GradientsAccumulator`), or a constant of yours",
         default: "none",
         example: "grad_accumulation: 4",
     },
@@ -168,7 +168,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "seed",
         required: "no",
-        form: "seeds the CPU's RNG, which draws the model's initial weights; then each training step's random numbers (dropout) come from a stream of the seed, the epoch and the batch's position, so a resumed run, a run with workers and every rank of `data_parallel` draw the same (`data_parallel` without a seed uses 0)",
+        form: "seeds the CPU's RNG, which draws the model's initial weights; then each training step's random numbers (dropout) come from a stream of the seed, the epoch and the batch's position, so a resumed run, a run with workers and every rank of `data_parallel` draw the same (`data_parallel` without a seed uses 0); a number or a constant of yours",
         default: "none",
         example: "seed: 42",
     },

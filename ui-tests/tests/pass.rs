@@ -38,4 +38,6 @@ pass!(
     "../pass/training/items_without_clone.rs" => items_without_clone,
     "../pass/training/several_optimizers.rs" => several_optimizers,
     "../pass/training/callback_holding_an_rc.rs" => callback_holding_an_rc,
+    "../pass/training/names_of_users_own_items.rs" => names_of_users_own_items,
+    "../pass/training/constants.rs" => constants,
 );

@@ -59,7 +59,9 @@ impl ConfigKey {
 /// declares the same config type as a valid one.
 pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
     let loader = exp.loader.as_ref();
-    let number = |n: Option<&Number>, fallback: usize| n.map_or(fallback, Number::as_usize);
+    let number = |n: Option<&Number>, fallback: usize| {
+        n.map_or_else(|| quote!(#fallback), |n| n.tokens("usize"))
+    };
     let epochs = number(exp.epochs.as_ref(), 1);
     let batch_size = number(loader.and_then(|l| l.batch_size.as_ref()), 1);
     let workers = number(loader.and_then(|l| l.workers.as_ref()), 0);
@@ -69,7 +71,7 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
         Some(Optimizer::Named { lr, .. }) => lr.as_ref(),
         _ => exp.lr.as_ref(),
     }
-    .map_or(0.0, |n| n.value);
+    .map_or_else(|| quote!(0.0f64), |n| n.tokens("f64"));
     let artifacts = exp
         .artifacts
         .as_ref()
@@ -369,6 +371,9 @@ pub fn config_struct(
     // The experiment's own hyperparameters first, with their docs; their defaults are
     // type-checked at the user's value.
     let hparams = own_fields(exp);
+    let own_names: Vec<&Ident> = hparams.clone().map(|h| &h.name).collect();
+    let key_names: Vec<Ident> = keys.iter().map(ConfigKey::ident).collect();
+    let key_names: Vec<&Ident> = key_names.iter().collect();
     let own_fields = hparams.clone().map(|h| {
         let Hparam { docs, name, ty, .. } = h;
         quote!(#(#docs)* pub #name: #ty,)
@@ -385,10 +390,16 @@ pub fn config_struct(
         let (ident, default) = (k.ident(), &k.default);
         quote!(#ident: #default,)
     });
+    // Serde's messages and `Debug` say the public name, not the reserved one.
+    let public = format!("{name}Config");
+    let debug_fields = own_names.iter().chain(&key_names).map(|field| {
+        let text = field.to_string();
+        quote!(.field(#text, &self.#field))
+    });
     quote! {
         #[doc = #doc]
-        #[derive(Clone, Debug, PartialEq, #Rt::serde::Serialize, #Rt::serde::Deserialize)]
-        #[serde(crate = "::dsl_runtime::__private::serde", default, deny_unknown_fields)]
+        #[derive(Clone, PartialEq, #Rt::serde::Serialize, #Rt::serde::Deserialize)]
+        #[serde(crate = "::dsl_runtime::__private::serde", rename = #public, default, deny_unknown_fields)]
         #vis struct #config_name {
             #(#own_fields)*
             #(#fields)*
@@ -397,6 +408,12 @@ pub fn config_struct(
         impl ::core::default::Default for #config_name {
             fn default() -> Self {
                 Self { #(#own_defaults)* #(#defaults)* }
+            }
+        }
+
+        impl ::core::fmt::Debug for #config_name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#public) #(#debug_fields)* .finish()
             }
         }
     }
@@ -461,8 +478,10 @@ pub fn sweep_types(exp: &Experiment) -> TokenStream {
     }
 }
 
+/// The config's own name, from the reserved prefix `__` (see [`super::model::model_name`]);
+/// users name it `<Name>Config`.
 pub fn config_name(name: &Ident) -> Ident {
-    format_ident!("{}Config", name)
+    format_ident!("__{}Config", name)
 }
 
 #[cfg(test)]

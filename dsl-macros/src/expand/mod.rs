@@ -58,24 +58,40 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
     let snake = snake_case(&name.to_string());
     let keys = config::keys(exp);
     let unit = unit_struct(exp, name);
-    let vis = &exp.vis;
-    let config = config::config_struct(exp, name, &keys, &quote!(#vis));
-    let vis = &exp.vis;
+    // Declared as the real expansion declares them, in the hidden module.
+    let inner_vis = model::nested_vis(&exp.vis, 1);
+    let config = config::config_struct(exp, name, &keys, &inner_vis);
     let model_name = model::model_name(name);
     let config_name = config::config_name(name);
     let model = match &exp.model {
         Some(Model { ty, .. }) => quote! {
             #[allow(dead_code)]
-            #vis struct #model_name {
+            #inner_vis struct #model_name {
                 pub model: #ty,
                 pub config: ::std::sync::Arc<#config_name>,
             }
         },
-        None => quote!(#vis struct #model_name;),
+        None => quote!(#inner_vis struct #model_name;),
     };
+    let module = model::module_name(&snake);
+    let names = model::public_names(exp);
+    let exported = model::exported(exp, &module);
     let api = api::inherent_impl(exp, name, &snake, Bodies::Dummy);
     let uses = user_expressions(exp, &config_name);
-    quote!(#unit #config #model #api #uses)
+    quote! {
+        #unit
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_imports)]
+        mod #module {
+            use super::*;
+            #config
+            #model
+            #names
+        }
+        #exported
+        #api
+        #uses
+    }
 }
 
 /// The user's expressions in a function that is never called: they are still type-checked (an
@@ -97,12 +113,12 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
     let every_step = exp
         .step
         .iter()
-        .map(|s| (Ident::new("experiment_step", Span::call_site()), s))
+        .map(|s| (Ident::new("__dsl_step", Span::call_site()), s))
         .chain(
             exp.steps
                 .iter()
                 .flatten()
-                .map(|s| (quote::format_ident!("experiment_step_{}", s.name), &s.step)),
+                .map(|s| (quote::format_ident!("__dsl_step_{}", s.name), &s.step)),
         );
     let step: Vec<TokenStream> = every_step
         .map(|(f, step)| match &exp.model {
@@ -204,10 +220,14 @@ fn user_expressions(exp: &Experiment, config_name: &Ident) -> TokenStream {
 
 fn unit_struct(exp: &Experiment, name: &Ident) -> TokenStream {
     let (docs, vis) = (&exp.docs, &exp.vis);
+    // At the name: an item of the user's of that name is then rustc's one error there ("the
+    // name `Seed` is defined multiple times"), the only clash left (the rest is hidden or
+    // reserved, `model::exported`).
+    let unit = respan(quote!(#vis struct #name;), name.span());
     quote! {
         #(#docs)*
         #[derive(Clone, Copy, Debug)]
-        #vis struct #name;
+        #unit
     }
 }
 

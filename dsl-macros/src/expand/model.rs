@@ -10,8 +10,11 @@ use super::{respan, user_config};
 use crate::ast::*;
 use crate::private::Rt;
 
+/// The wrapper's own name, from the reserved prefix `__`: the user's items, seen in the hidden
+/// module through `use super::*`, are never shadowed by it (a user's `LineFitModel` beside
+/// `name: LineFit` stays theirs). Users name it `<Name>Model` ([`exported`]).
 pub fn model_name(name: &Ident) -> Ident {
-    format_ident!("{}Model", name)
+    format_ident!("__{}Model", name)
 }
 
 /// The output type as generated code names it: `<Output as StepOutput>::Checked`, all at the
@@ -39,14 +42,12 @@ pub fn model_module(
     keys: &[super::config::ConfigKey],
 ) -> TokenStream {
     let name = exp.name.as_ref().expect("validated");
-    let vis = &exp.vis;
     // Items of the hidden module are visible where the experiment is.
-    let inner_vis = match vis {
-        syn::Visibility::Inherited => quote!(pub(super)),
-        other => quote!(#other),
-    };
-    let module = format_ident!("__dsl_{}", snake);
+    let inner_vis = nested_vis(&exp.vis, 1);
+    let module = module_name(snake);
     let model_name = model_name(name);
+    let debug = model_debug(&model_name, &format!("{name}Model"));
+    let exported_names = public_names(exp);
     let model_ty = &model.ty;
     let (batch_ty, output_ty) = (&step.batch_ty, &step.output_ty);
     let output_span = output_ty.span();
@@ -59,7 +60,7 @@ pub fn model_module(
     let train_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
-                let output = experiment_step(&self.model, batch, &self.config);
+                let output = __dsl_step(&self.model, batch, &self.config);
                 #Rt::train_output(self, output)
             }
         },
@@ -68,7 +69,7 @@ pub fn model_module(
     let inference_step_fn = respan(
         quote! {
             fn step(&self, batch: Self::Input) -> Self::Output {
-                experiment_step(&self.model, batch, &self.config)
+                __dsl_step(&self.model, batch, &self.config)
             }
         },
         output_span,
@@ -85,26 +86,21 @@ pub fn model_module(
     // Named apart from `step`, a name the user's own functions called from the body may have:
     // the body is resolved here.
     let step_function = step_function(
-        &Ident::new("experiment_step", proc_macro2::Span::call_site()),
+        &Ident::new("__dsl_step", proc_macro2::Span::call_site()),
         model_ty,
         step,
         &config_name,
         |output| super::metrics::starved_checks(exp, None, &step.output_ty, output),
     );
-    let (step_items, exported) = match &exp.steps {
-        Some(steps) => (
-            super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
-            quote!(#config_name, #model_name),
-        ),
-        None => (
-            quote! {
-                #step_function
+    let step_items = match &exp.steps {
+        Some(steps) => super::steps::items(exp, steps, &model_name, &config_name, &inner_vis),
+        None => quote! {
+            #step_function
 
-                #impls
-            },
-            quote!(#config_name, #model_name),
-        ),
+            #impls
+        },
     };
+    let exported = exported(exp, &module);
     quote! {
         #[doc(hidden)]
         #[allow(non_snake_case, unused_imports)]
@@ -115,7 +111,7 @@ pub fn model_module(
             #config_struct
 
             #[doc = #doc]
-            #[derive(burn::module::Module, Debug)]
+            #[derive(burn::module::Module)]
             #inner_vis struct #model_name {
                 /// The user's model.
                 pub model: #model_ty,
@@ -124,9 +120,83 @@ pub fn model_module(
                 pub config: ::std::sync::Arc<#config_name>,
             }
 
+            #debug
+
             #step_items
+
+            #exported_names
         }
-        #vis use #module::{#exported};
+        #exported
+    }
+}
+
+/// The hidden module of the experiment `snake` (`__dsl_three_class`).
+pub fn module_name(snake: &str) -> Ident {
+    format_ident!("__dsl_{}", snake)
+}
+
+/// Where the experiment is, the `use`s of what `module` declares: the reserved names
+/// (`__<Name>Config`, `__<Name>Model`) for the generated code, and the public names
+/// (`<Name>Config`, `<Name>Model`) as a glob import from [`public_names`]. An item of the
+/// user's own of that name shadows a glob import instead of clashing with it: Burn's examples
+/// declare `TrainingConfig` and `TextClassificationModel` beside experiments named `Training`
+/// and `TextClassification`. Ours is then named `ConfigOf<Training>` (`ModelOf<..>`).
+pub fn exported(exp: &Experiment, module: &Ident) -> TokenStream {
+    let name = exp.name.as_ref().expect("named");
+    let vis = &exp.vis;
+    let (config, model) = (config_name(name), model_name(name));
+    quote! {
+        #[doc(hidden)]
+        #vis use #module::{#config, #model};
+        #[allow(unused_imports)]
+        #vis use #module::__dsl_names::*;
+    }
+}
+
+/// The module inside the hidden one that gives the reserved names their public ones, for
+/// [`exported`]'s glob import (a glob cannot rename).
+pub fn public_names(exp: &Experiment) -> TokenStream {
+    let name = exp.name.as_ref().expect("named");
+    let (config, model) = (config_name(name), model_name(name));
+    let (public_config, public_model) = (
+        format_ident!("{}Config", name),
+        format_ident!("{}Model", name),
+    );
+    // Two modules down from the experiment: its visibility seen from there.
+    let vis = nested_vis(&exp.vis, 2);
+    quote! {
+        #[doc(hidden)]
+        pub mod __dsl_names {
+            #vis use super::{#config as #public_config, #model as #public_model};
+        }
+    }
+}
+
+/// The visibility `vis`, written where the experiment is, as written `depth` modules below it.
+pub fn nested_vis(vis: &syn::Visibility, depth: usize) -> TokenStream {
+    let up = |extra: usize| {
+        let supers = (0..depth + extra).map(|_| quote!(super));
+        quote!(pub(in #(#supers)::*))
+    };
+    match vis {
+        syn::Visibility::Inherited => up(0),
+        syn::Visibility::Restricted(r) if r.path.is_ident("self") => up(0),
+        syn::Visibility::Restricted(r) if r.path.is_ident("super") => up(1),
+        other => quote!(#other),
+    }
+}
+
+/// `Debug` under the public name (`ThreeClassModel { .. }`), not the reserved one.
+fn model_debug(model_name: &Ident, public: &str) -> TokenStream {
+    quote! {
+        impl ::core::fmt::Debug for #model_name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#public)
+                    .field("model", &self.model)
+                    .field("config", &self.config)
+                    .finish()
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use crate::private::Rt;
 
 /// `<Name>Outputs`: each step's output where it ran.
 pub fn outputs_name(name: &Ident) -> Ident {
-    format_ident!("{}Outputs", name)
+    format_ident!("__{}Outputs", name)
 }
 
 /// Where the one-step expansion names the step, the steps as one: the first step's batch (every
@@ -35,12 +35,12 @@ pub fn merged_step(exp: &Experiment) -> Option<Step> {
 
 /// The function passing `step`'s output through `StepOutput::Checked` (`checked_critic`).
 fn checked_fn(step: &NamedStep) -> Ident {
-    format_ident!("checked_{}", step.name)
+    format_ident!("__dsl_checked_{}", step.name)
 }
 
 /// The step function of `step` (`experiment_step_critic`).
 fn step_fn(step: &NamedStep) -> Ident {
-    format_ident!("experiment_step_{}", step.name)
+    format_ident!("__dsl_step_{}", step.name)
 }
 
 /// The items of the hidden model module for `steps`: the output struct, one function per
@@ -125,7 +125,7 @@ pub fn items(
         }
     };
     let plays = steps.iter().map(|s| {
-        let play = format_ident!("play_{}", s.name);
+        let play = format_ident!("__dsl_play_{}", s.name);
         let outputs = only(s, quote!(model), quote!(::core::clone::Clone::clone(batch)));
         let output = respan(
             quote!(<#model_name as burn::train::TrainStep>::Output),
@@ -155,7 +155,7 @@ pub fn items(
         quote!(#head #params #result)
     });
     let play_names = steps.iter().map(|s| {
-        let (label, play) = (s.name.to_string(), format_ident!("play_{}", s.name));
+        let (label, play) = (s.name.to_string(), format_ident!("__dsl_play_{}", s.name));
         quote!((#label, #play as #Rt::steps::Play<#model_name>))
     });
     let first = only(&steps[0], quote!(self), quote!(batch));
@@ -282,11 +282,11 @@ pub fn optimizers_value(exp: &Experiment) -> TokenStream {
         let name = o.name.to_string();
         let (lr, spec) = match &o.optimizer {
             Optimizer::Named { name, lr, args } => (
-                lr.as_ref().map_or(0.0, |n| n.value),
+                lr.as_ref().map_or(quote!(0.0f64), |n| n.tokens("f64")),
                 super::values::optimizer_spec(&name.to_string(), args),
             ),
             // Reported by validation; a placeholder for the declarations after an error.
-            Optimizer::Expr(_) => (0.0, super::values::optimizer_spec("sgd", &[])),
+            Optimizer::Expr(_) => (quote!(0.0f64), super::values::optimizer_spec("sgd", &[])),
         };
         let paths =
             o.on.iter()

@@ -14,17 +14,11 @@ pub fn some_or_none(value: Option<TokenStream>) -> TokenStream {
 }
 
 pub fn opt_u64(n: &Option<Number>) -> TokenStream {
-    some_or_none(n.as_ref().map(|n| {
-        let v = n.value as u64;
-        quote!(#v)
-    }))
+    some_or_none(n.as_ref().map(|n| n.tokens("u64")))
 }
 
 pub fn opt_usize(n: &Option<Number>) -> TokenStream {
-    some_or_none(n.as_ref().map(|n| {
-        let v = n.as_usize();
-        quote!(#v)
-    }))
+    some_or_none(n.as_ref().map(|n| n.tokens("usize")))
 }
 
 pub fn split(metric: &MetricRef) -> TokenStream {
@@ -41,18 +35,13 @@ pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream 
     let value = |key: &str| {
         args.iter()
             .find(|(k, _)| spec.arg(&k.to_string()).is_some_and(|a| a.name == key))
-            .map(|(_, n)| n.value)
+            .map(|(_, n)| n)
     };
-    let f32_or = |key: &str, default: f32| value(key).map_or(default, |v| v as f32);
-    let opt_f32 = |key: &str| {
-        some_or_none(value(key).map(|v| {
-            let v = v as f32;
-            quote!(#v)
-        }))
-    };
+    let f32_or = |key: &str, default: f32| value(key).map_or(quote!(#default), |n| n.tokens("f32"));
+    let opt_f32 = |key: &str| some_or_none(value(key).map(|n| n.tokens("f32")));
     match name {
         "sgd" => {
-            let momentum = some_or_none(value("momentum").map(|m| quote!(#m)));
+            let momentum = some_or_none(value("momentum").map(|m| m.tokens("f64")));
             let weight_decay = opt_f32("weight_decay");
             quote!(#Rt::OptimizerSpec::Sgd { momentum: #momentum, weight_decay: #weight_decay })
         }
@@ -67,7 +56,7 @@ pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream 
             quote!(#Rt::OptimizerSpec::RmsProp { alpha: #alpha, momentum: #momentum, epsilon: #eps, weight_decay: #weight_decay })
         }
         "adagrad" => {
-            let lr_decay = value("lr_decay").unwrap_or(0.0);
+            let lr_decay = value("lr_decay").map_or(quote!(0.0f64), |n| n.tokens("f64"));
             let eps = f32_or("epsilon", 1e-5);
             let weight_decay = opt_f32("weight_decay");
             quote!(#Rt::OptimizerSpec::AdaGrad { lr_decay: #lr_decay, epsilon: #eps, weight_decay: #weight_decay })
