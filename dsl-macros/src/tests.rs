@@ -540,7 +540,7 @@ fn other_trainers_words_are_answered_with_ours() {
                 quote!(adam(lr = 1e-3, amsgrad = true)),
                 quote!(epochs: 3,),
             ),
-            "Burn's Adam has no AMSGrad variant",
+            "Burn's `AdamConfig` has one",
         ),
         (
             base(

@@ -254,13 +254,13 @@ pub const OPTIMIZER_ARGS: &[Synonym] = &[
         theirs: "amsgrad",
         from: PYTORCH,
         ours: None,
-        write: "Burn's Adam has no AMSGrad variant: leave it out",
+        write: "`adam(..)` takes no switch for it; Burn's `AdamConfig` has one: write the optimizer as an expression, `optimizer: AdamConfig::new().with_amsgrad(true).init()`, with `lr: ..` beside it",
     },
     Synonym {
         theirs: "nesterov",
         from: PYTORCH,
         ours: None,
-        write: "Burn's SGD has no Nesterov momentum: leave it out, or write `momentum = 0.9`",
+        write: "`sgd(..)` takes no switch for it; Burn's `MomentumConfig` has one: write the optimizer as an expression, `optimizer: SgdConfig::new().with_momentum(Some(MomentumConfig::new().with_nesterov(true))).init()`, with `lr: ..` beside it",
     },
 ];
 
@@ -314,7 +314,7 @@ mod tests {
             find(OPTIMIZER_ARGS, "amsgrad")
                 .unwrap()
                 .help()
-                .contains("no AMSGrad")
+                .contains("AdamConfig::new().with_amsgrad(true)")
         );
         assert_eq!(find(KEYS, "workers"), None, "ours are not theirs");
         // Every word we answer with is one of our keys (or of `loader`'s), optimizer arguments

@@ -180,6 +180,7 @@ fn special_files_in_a_run_directory_end_in_a_clear_error_or_a_resumed_run() {
             "metrics.csv is not a regular file (it is a device)",
         ),
         ("checkpoint/state-3.json", true, "resuming after epoch 2"),
+        ("checkpoint/state-3.json", false, "resuming after epoch 2"),
         ("checkpoint/model-3.bpk", true, "resuming after epoch 2"),
         ("checkpoint/optim-3.bpk", false, "resuming after epoch 2"),
         ("config.json", true, "resuming after epoch 3"),
@@ -210,6 +211,26 @@ fn special_files_in_a_run_directory_end_in_a_clear_error_or_a_resumed_run() {
             assert!(out.status.success(), "{file}: {err}");
             let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
             assert_eq!(csv, uninterrupted, "{file}");
+            // Rotation went on as in the uninterrupted run, whatever stood in a file's place:
+            // `keep_last(2) | best(valid.loss)` keeps epochs 2 and 3, each a regular file.
+            let mut left: Vec<String> = std::fs::read_dir(run_dir.join("checkpoint"))
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| e.file_type().unwrap().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            let mut uninterrupted_files: Vec<String> =
+                std::fs::read_dir(template.join("checkpoint"))
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+            uninterrupted_files.sort();
+            assert_eq!(left, uninterrupted_files, "{file}");
+            let entries = std::fs::read_dir(run_dir.join("checkpoint"))
+                .unwrap()
+                .count();
+            assert_eq!(entries, left.len(), "{file}: a link or FIFO left behind");
         }
     }
 }
