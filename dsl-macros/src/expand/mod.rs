@@ -73,25 +73,10 @@ pub fn dummy(exp: &Experiment) -> TokenStream {
         },
         None => quote!(#inner_vis struct #model_name;),
     };
-    let module = model::module_name(&snake);
-    let names = model::public_names(exp);
-    let exported = model::exported(exp, &module);
+    let hidden = model::hidden_module(exp, &model::module_name(&snake), quote!(#config #model));
     let api = api::inherent_impl(exp, name, &snake, Bodies::Dummy);
     let uses = user_expressions(exp, &config_name);
-    quote! {
-        #unit
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports)]
-        mod #module {
-            use super::*;
-            #config
-            #model
-            #names
-        }
-        #exported
-        #api
-        #uses
-    }
+    quote!(#unit #hidden #api #uses)
 }
 
 /// The user's expressions in a function that is never called: they are still type-checked (an

@@ -47,7 +47,6 @@ pub fn model_module(
     let module = module_name(snake);
     let model_name = model_name(name);
     let debug = model_debug(&model_name, &format!("{name}Model"));
-    let exported_names = public_names(exp);
     let model_ty = &model.ty;
     let (batch_ty, output_ty) = (&step.batch_ty, &step.output_ty);
     let output_span = output_ty.span();
@@ -100,12 +99,10 @@ pub fn model_module(
             #impls
         },
     };
-    let exported = exported(exp, &module);
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports)]
-        mod #module {
-            use super::*;
+    hidden_module(
+        exp,
+        &module,
+        quote! {
             use #Rt::burn;
 
             #config_struct
@@ -123,8 +120,25 @@ pub fn model_module(
             #debug
 
             #step_items
+        },
+    )
+}
 
-            #exported_names
+/// The hidden module `module` holding `items`, which see the experiment's surroundings through
+/// `use super::*`, with the `use`s that name them where the experiment is ([`exported`]): one
+/// shape for the real expansion and the dummy one after an error.
+pub fn hidden_module(exp: &Experiment, module: &Ident, items: TokenStream) -> TokenStream {
+    let names = public_names(exp);
+    let exported = exported(exp, module);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_imports)]
+        mod #module {
+            use super::*;
+
+            #items
+
+            #names
         }
         #exported
     }
@@ -141,7 +155,7 @@ pub fn module_name(snake: &str) -> Ident {
 /// user's own of that name shadows a glob import instead of clashing with it: Burn's examples
 /// declare `TrainingConfig` and `TextClassificationModel` beside experiments named `Training`
 /// and `TextClassification`. Ours is then named `ConfigOf<Training>` (`ModelOf<..>`).
-pub fn exported(exp: &Experiment, module: &Ident) -> TokenStream {
+fn exported(exp: &Experiment, module: &Ident) -> TokenStream {
     let name = exp.name.as_ref().expect("named");
     let vis = &exp.vis;
     let (config, model) = (config_name(name), model_name(name));
@@ -155,7 +169,7 @@ pub fn exported(exp: &Experiment, module: &Ident) -> TokenStream {
 
 /// The module inside the hidden one that gives the reserved names their public ones, for
 /// [`exported`]'s glob import (a glob cannot rename).
-pub fn public_names(exp: &Experiment) -> TokenStream {
+fn public_names(exp: &Experiment) -> TokenStream {
     let name = exp.name.as_ref().expect("named");
     let (config, model) = (config_name(name), model_name(name));
     let (public_config, public_model) = (
