@@ -328,6 +328,43 @@ fn kill_9_then_resume_continues_the_same_run_with_one_value_per_step() {
     assert_server_holds_the_csv(&server, &run_dir);
 }
 
+/// A kill after the server took the params but before the ledger named them leaves a ledger
+/// with no params; the resume (whose `epochs` differs) keeps tracking: the server's params are
+/// read back, the differing values go as tags, and every value arrives once.
+#[test]
+fn a_resume_after_a_kill_before_the_ledger_named_the_params_keeps_tracking() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("unnamed-params");
+    let run_dir = run_dir(dir.path());
+    finished(train(dir.path(), &server, &name, &["--epochs", "2"]));
+    let mut left = ledger(&run_dir);
+    left["params"] = serde_json::json!({});
+    left["changed"] = serde_json::json!({});
+    left["rows_sent"] = 0.into();
+    std::fs::write(run_dir.join("mlflow.json"), left.to_string()).unwrap();
+    let stderr = finished(train(
+        dir.path(),
+        &server,
+        &name,
+        &["--epochs", "3", "--resume", "latest"],
+    ));
+    assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
+    let run_id = left["run_id"].as_str().unwrap();
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_server_holds_the_csv(&server, &run_dir);
+    let (params, tags) = params_and_tags(&server, run_id);
+    assert_eq!(params["epochs"], "2");
+    assert_eq!(tags["dsl.changed.epochs"], "3");
+    let after = ledger(&run_dir);
+    assert_eq!(
+        after["params"]["epochs"], "2",
+        "the server's params, in the ledger"
+    );
+    assert_eq!(after["rows_sent"], csv_metrics(&run_dir).len());
+}
+
 /// A server of the test's own on a free port, with its store in `dir`.
 fn own_server(dir: &Path, port: u16) -> Child {
     let bin = std::env::var("DSL_MLFLOW_BIN").expect("DSL_MLFLOW_BIN names the `mlflow` command");

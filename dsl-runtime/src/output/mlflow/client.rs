@@ -40,6 +40,18 @@ impl TrackingError {
             TrackingError::Refused { status, .. } => *status >= 500 || *status == 429,
         }
     }
+
+    /// Whether no later call can go through either: the credentials refused (or no run to send
+    /// to). Any other refusal is of that request's content alone.
+    pub fn fatal(&self) -> bool {
+        matches!(
+            self,
+            TrackingError::Refused {
+                status: 0 | 401 | 403 | 404,
+                ..
+            }
+        )
+    }
 }
 
 /// One value of a metric's history, as MLflow stores it.
@@ -68,6 +80,12 @@ impl Metric {
 pub(crate) struct CreatedRun {
     pub run_id: String,
     pub artifact_uri: String,
+}
+
+/// What the server holds of a run besides its metrics.
+pub(crate) struct RunData {
+    pub params: std::collections::BTreeMap<String, String>,
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// A tracking server, with the credentials the environment gives.
@@ -190,6 +208,28 @@ impl Client {
             })),
         )
         .map(drop)
+    }
+
+    /// The params and tags the server holds for a run.
+    pub fn run_data(&self, run_id: &str) -> Result<RunData, TrackingError> {
+        let value = self.call("GET", &format!("runs/get?run_id={}", percent(run_id)), None)?;
+        let pairs = |list: &Value| -> std::collections::BTreeMap<String, String> {
+            list.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|pair| {
+                    Some((
+                        pair["key"].as_str()?.to_owned(),
+                        pair["value"].as_str().unwrap_or_default().to_owned(),
+                    ))
+                })
+                .collect()
+        };
+        let data = &value["run"]["data"];
+        Ok(RunData {
+            params: pairs(&data["params"]),
+            tags: pairs(&data["tags"]),
+        })
     }
 
     /// The run's status (`RUNNING`, `FINISHED`, `FAILED`, `KILLED`) and, once it ended, its end.

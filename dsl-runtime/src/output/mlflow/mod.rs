@@ -205,8 +205,10 @@ const PARAM_VALUE_LIMIT: usize = 6000;
 /// does not answer.
 const INTERVAL: Duration = Duration::from_secs(1);
 const RETRY: Duration = Duration::from_secs(10);
-/// How long the end of a run waits for the last rows and artifacts to reach the server.
-const FINISH_WAIT: Duration = Duration::from_secs(30);
+/// How long the end of a run waits for the last rows and artifacts to reach the server: what
+/// is not sent by then stays in `metrics.csv` and the ledger for `--mlflow-sync`, so a server
+/// that is slow or hangs costs the run at most this.
+const FINISH_WAIT: Duration = Duration::from_secs(2);
 
 /// What the server holds of a run: `mlflow.json`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -601,8 +603,22 @@ impl Worker {
         if self.ledger.is_some() {
             return Ok(());
         }
-        if let Some(ledger) = Ledger::read(&self.info.run_dir).filter(|l| l.uri == self.uri) {
+        if let Some(mut ledger) = Ledger::read(&self.info.run_dir).filter(|l| l.uri == self.uri) {
             self.client.update(&ledger.run_id, "RUNNING", None)?;
+            // The server's params, not the ledger's: a process killed between the server's
+            // answer and the ledger's update sent params the ledger does not name, and sending
+            // them again with another value (`resume`) would be refused.
+            let held = self.client.run_data(&ledger.run_id)?;
+            let changed = held
+                .tags
+                .into_iter()
+                .filter(|(tag, _)| tag.starts_with(CHANGED))
+                .collect();
+            if (&ledger.params, &ledger.changed) != (&held.params, &changed) {
+                ledger.params = held.params;
+                ledger.changed = changed;
+                self.save(&ledger);
+            }
             self.ledger = Some(ledger);
             return Ok(());
         }
@@ -656,10 +672,12 @@ impl Worker {
         let (new, changed) = params_to_send(&params_of(&self.info.config), &ledger);
         if !new.is_empty() || !changed.is_empty() {
             for chunk in new.chunks(PAIRS_PER_BATCH) {
-                self.client.log_batch(&ledger.run_id, &[], chunk, &[])?;
+                let sent = self.client.log_batch(&ledger.run_id, &[], chunk, &[]);
+                only_this(sent, || format!("{} params", chunk.len()))?;
             }
             for chunk in changed.chunks(PAIRS_PER_BATCH) {
-                self.client.log_batch(&ledger.run_id, &[], &[], chunk)?;
+                let sent = self.client.log_batch(&ledger.run_id, &[], &[], chunk);
+                only_this(sent, || format!("{} tags of changed params", chunk.len()))?;
             }
             ledger.params.extend(new);
             ledger.changed.extend(changed);
@@ -670,7 +688,14 @@ impl Worker {
         while !self.unsent.is_empty() {
             let count = self.unsent.len().min(METRICS_PER_BATCH);
             let batch: Vec<Metric> = self.unsent.iter().take(count).cloned().collect();
-            self.client.log_batch(&ledger.run_id, &batch, &[], &[])?;
+            let sent = self.client.log_batch(&ledger.run_id, &batch, &[], &[]);
+            only_this(sent, || {
+                format!(
+                    "rows {} to {} of metrics.csv",
+                    ledger.rows_sent + 1,
+                    ledger.rows_sent + count
+                )
+            })?;
             self.unsent.drain(..count);
             ledger.rows_sent += count;
             self.save(&ledger);
@@ -774,6 +799,28 @@ fn metric(row: &Row, timestamp: u64) -> Option<Metric> {
     })
 }
 
+/// A request's result, where a refusal of its content alone (neither the server down nor the
+/// credentials refused) costs that request: one line names what the server does not hold, and
+/// tracking goes on with the next.
+fn only_this(
+    sent: Result<(), TrackingError>,
+    what: impl FnOnce() -> String,
+) -> Result<(), TrackingError> {
+    match sent {
+        Err(error) if !error.transient() && !error.fatal() => {
+            say!(
+                "warning: MLflow: {error}; the server does not hold {} (the run's files do), and tracking goes on",
+                what()
+            );
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// The prefix of the tag that holds a param's value changed by a resume.
+const CHANGED: &str = "dsl.changed.";
+
 /// A param or tag: key and value.
 type Pair = (String, String);
 
@@ -787,7 +834,7 @@ fn params_to_send(params: &[(String, String)], ledger: &Ledger) -> (Vec<Pair>, V
         match ledger.params.get(key) {
             None => new.push((key.clone(), value.clone())),
             Some(held) if held != value => {
-                let tag = format!("dsl.changed.{key}");
+                let tag = format!("{CHANGED}{key}");
                 if ledger.changed.get(&tag) != Some(value) {
                     changed.push((tag, value.clone()));
                 }
