@@ -337,6 +337,103 @@ fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
     assert_eq!(epochs, (1..=4000).collect::<Vec<u64>>());
 }
 
+/// A trial's process killed on its own (the OOM killer, a node's failure: `kill -9` of the
+/// trial, not the study) is trained again at once from its checkpoint, in its own run: the
+/// study goes on and ends with every record equal to an uninterrupted study's, every epoch of
+/// that trial once, and no run folder more than trials.
+#[test]
+fn a_trial_killed_on_its_own_is_trained_again_and_the_study_equals_an_uninterrupted_one() {
+    let flags = ["--trials", "3", "--epochs", "300", "--prune", "none"];
+    let reference = tempfile::tempdir().unwrap();
+    let out = run(reference.path(), &flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected: Vec<_> = records(&study_dir(reference.path()))
+        .iter()
+        .map(outcome)
+        .collect();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut study = Command::new(BIN)
+        .args(flags)
+        .arg("--artifacts")
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = {
+        let mut pipe = study.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut pipe, &mut text).unwrap();
+            text
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let killed_in = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "trial 1 never trained"
+        );
+        assert!(study.try_wait().unwrap().is_none(), "the study ended first");
+        let ready = find_study(tmp.path())
+            .and_then(|dir| records(&dir).into_iter().find(|r| training(r, 1, 3)));
+        if let Some(record) = ready {
+            break record;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let trial = killed_in["trial"].as_u64().unwrap();
+    let pids = trial_processes(study.id());
+    assert_eq!(pids.len(), 1, "one trial process: {pids:?}");
+    let sent = Command::new("kill")
+        .args(["-9", &pids[0].to_string()])
+        .status();
+    assert!(sent.unwrap().success());
+    assert!(study.wait().unwrap().success());
+    let said = said.join().unwrap();
+    assert!(
+        said.contains(&format!(
+            "study: trial {trial}'s process was killed (signal: 9 (SIGKILL)); trained again from its last checkpoint"
+        )),
+        "{said}"
+    );
+    let study = study_dir(tmp.path());
+    let done = records(&study);
+    assert_eq!(done.iter().map(outcome).collect::<Vec<_>>(), expected);
+    assert_eq!(done[trial as usize]["run"], killed_in["run"]);
+    let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
+    let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
+    assert_eq!(epochs, (1..=300).collect::<Vec<u64>>());
+    let runs = std::fs::read_dir(tmp.path().join("plane_fit"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("run-")
+        })
+        .count();
+    assert_eq!(runs, 3);
+}
+
+/// The processes whose parent is `pid` (a study's trials), from `/proc`.
+fn trial_processes(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            // `pid (comm) state ppid ..`: the fields after the last `)`.
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
 /// Whether `record` is trial `from` or a later one, training, with `epochs` epochs recorded.
 fn training(record: &Value, from: u64, epochs: usize) -> bool {
     record["state"] == "running"

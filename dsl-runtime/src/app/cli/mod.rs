@@ -779,14 +779,18 @@ fn study<C: Serialize + DeserializeOwned>(
             Prepared::Train {
                 trial,
                 params,
+                run,
                 resume,
             } => {
-                // The trial's own run, resumed; else a new run, whatever the experiment
-                // resumes by default (`resume: latest` would continue another trial's run).
-                let (run, from) = match resume {
-                    Some(run) => (Value::from(run), Value::from("latest")),
-                    None => (Value::Null, Value::Null),
+                // The trial's own run, resumed or started again; else a new run, whatever the
+                // experiment resumes by default (`resume: latest` would continue another
+                // trial's run).
+                let from = if resume {
+                    Value::from("latest")
+                } else {
+                    Value::Null
                 };
+                let run = run.map_or(Value::Null, Value::from);
                 let mut settings = params;
                 for (key, value) in [("run", run), ("resume", from)] {
                     if json.get(key).is_some() {

@@ -33,6 +33,8 @@ pub(crate) fn run(
     // Ctrl-C reaches the children too; this process waits for them to save and stop.
     let _signals = crate::interrupt::Interrupt::install().ok();
     let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
+    // Trials whose process was killed on its own once, and trained again.
+    let mut retried = std::collections::BTreeSet::new();
     let mut ended = Ended::default();
     let mut next = 0;
     let mut raised_at: Option<std::time::Instant> = None;
@@ -108,16 +110,44 @@ pub(crate) fn run(
         let Some(mut record) = study.read(trial)? else {
             continue;
         };
-        match status.and_then(|s| s.code()) {
-            Some(0) if record.finished() => {}
+        match status.map(|s| (s, s.code())) {
+            Some((_, Some(0))) if record.finished() => {}
             // Stopped by Ctrl-C or SIGTERM: left running, to resume.
-            Some(130) => {
+            Some((_, Some(130))) => {
                 ended.interrupted = true;
                 continue;
             }
+            // Killed by a signal of its own (the OOM killer, a node's failure), not stopped
+            // by the study: trained again at once from its last checkpoint, so the trials
+            // drawn after it see what the uninterrupted study's did.
+            Some((status, None)) if !ended.interrupted && retried.insert(trial) => {
+                say!(
+                    "study: trial {trial}'s process was killed ({status}); trained again from its last checkpoint"
+                );
+                let (child, copies) = crate::app::sweep::spawn_trial(
+                    &exe,
+                    &study.dir,
+                    args,
+                    env,
+                    trial,
+                    jobs <= 1,
+                    true,
+                )?;
+                running.push((trial, child, copies));
+                continue;
+            }
             // The trial's process rewrote the report as it ended, unless it died first.
-            _ => {
+            ended_as => {
                 record.state = State::Failed;
+                record.failed = Some(match ended_as {
+                    Some((status, None)) if retried.contains(&trial) => format!(
+                        "its process was killed ({status}) twice, the second time resumed from its checkpoint"
+                    ),
+                    Some((status, _)) => {
+                        format!("its process ended with {status}: trial-{trial}.log says why")
+                    }
+                    None => "its process could not be waited for".to_owned(),
+                });
                 study
                     .write(&record)
                     .map_err(|e| CliError::new(e.to_string()))?;
@@ -132,8 +162,12 @@ pub(crate) fn run(
             || "no value".to_owned(),
             |(e, v)| format!("{} {v} at epoch {e}", objective.metric),
         );
+        let why = record
+            .failed
+            .as_ref()
+            .map_or_else(String::new, |why| format!(": {why}"));
         say!(
-            "study: trial {trial} {} after {} epochs ({value})",
+            "study: trial {trial} {} after {} epochs ({value}){why}",
             record.state.as_str(),
             record.curve.len()
         );

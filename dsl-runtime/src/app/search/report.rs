@@ -245,6 +245,7 @@ mod tests {
                                 last_epoch: Some(1),
                                 run: None,
                                 pruned: None,
+                                failed: None,
                             })
                             .unwrap();
                         write(study).unwrap();

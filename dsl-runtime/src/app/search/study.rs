@@ -136,6 +136,9 @@ pub struct TrialRecord {
     pub run: Option<PathBuf>,
     /// Why the pruner stopped it.
     pub pruned: Option<String>,
+    /// Why its process failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 impl TrialRecord {
@@ -291,6 +294,7 @@ impl Study {
             last_epoch: None,
             run: None,
             pruned: None,
+            failed: None,
         };
         self.write(&record)?;
         Ok(record)
@@ -397,6 +401,7 @@ pub(crate) mod tests {
             last_epoch: Some(3),
             run: None,
             pruned: None,
+            failed: None,
         };
         study.write(&record(0, State::Complete)).unwrap();
         study.write(&record(1, State::Running)).unwrap();

@@ -24,14 +24,16 @@ pub struct TrialRun {
 
 /// What `--trial K` of a search does.
 pub enum Prepared {
-    /// Train with these values; resume the trial's run when `resume` names it.
+    /// Train with these values, in the trial's run when it has one.
     Train {
         /// The trial, shared with the run's callback.
         trial: Arc<Mutex<TrialRun>>,
         /// Its values.
         params: Vec<(String, Value)>,
-        /// Its run, to resume.
-        resume: Option<String>,
+        /// Its run (`run-3`), when an earlier process started it.
+        run: Option<String>,
+        /// Whether that run is resumed from its checkpoint (else it starts again).
+        resume: bool,
     },
     /// The trial already ended: nothing to train.
     Ended(State),
@@ -82,13 +84,30 @@ impl TrialRun {
                 .draw(trial, &seen)
                 .map_err(|e| CliError::new(e.to_string()))?,
         };
-        // Resumed from the trial's last checkpoint, if it wrote one.
-        let resume = record
+        // Resumed from the trial's last checkpoint, if it wrote one; else trained anew in the
+        // same run folder, so that no folder is left that no record names.
+        let run = record
             .run
             .as_ref()
-            .filter(|run| has_checkpoint(run))
-            .and_then(|run| run.file_name())
-            .map(|name| name.to_string_lossy().into_owned());
+            .and_then(|run| Some((run, run.file_name()?.to_string_lossy().into_owned())));
+        let (run, resume) = match run {
+            Some((dir, name)) if has_checkpoint(dir) => (Some(name), true),
+            // Only a run of this experiment's (beside the study folder) is ever removed.
+            Some((dir, name)) if name.starts_with("run-") && dir.parent() == study.dir.parent() => {
+                match std::fs::remove_dir_all(dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(CliError::new(format!(
+                            "trial {trial}: its run {} holds no checkpoint to resume from and cannot be removed to start it again: {e}",
+                            dir.display()
+                        )));
+                    }
+                }
+                (Some(name), false)
+            }
+            _ => (None, false),
+        };
         let params = record.params.clone();
         let trial = Arc::new(Mutex::new(TrialRun {
             study,
@@ -99,6 +118,7 @@ impl TrialRun {
         Ok(Prepared::Train {
             trial,
             params,
+            run,
             resume,
         })
     }
@@ -247,5 +267,34 @@ mod tests {
         let epochs: Vec<usize> = record.curve.iter().map(|&(e, _)| e).collect();
         assert_eq!(epochs, (1..=130).collect::<Vec<_>>());
         assert_eq!(record.curve[128], (129, Some(1.0 / 129.0)));
+    }
+
+    /// A trial killed before its first checkpoint starts again in the run its record names,
+    /// emptied, rather than in a new run that leaves the old one named by no record; with a
+    /// checkpoint, that run is resumed.
+    #[test]
+    fn a_trial_keeps_its_run_whether_it_resumes_or_starts_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let study = Study::new(tmp.path(), "exp", definition(1));
+        study.create().unwrap();
+        let run = study.dir.parent().unwrap().join("run-4");
+        std::fs::create_dir_all(run.join("checkpoint")).unwrap();
+        std::fs::write(run.join("metrics.csv"), "step,epoch,split,metric,value\n").unwrap();
+        let mut record = study.draw(0, &[]).unwrap();
+        record.run = Some(run.clone());
+        study.write(&record).unwrap();
+        let prepared = |study: &Study| match TrialRun::prepare(study.clone(), 0).unwrap() {
+            Prepared::Train { run, resume, .. } => (run, resume),
+            Prepared::Ended(state) => panic!("trial 0 {state:?}"),
+        };
+        assert_eq!(prepared(&study), (Some("run-4".to_owned()), false));
+        assert!(
+            !run.exists(),
+            "the run without a checkpoint is emptied to start again"
+        );
+        std::fs::create_dir_all(run.join("checkpoint")).unwrap();
+        std::fs::write(run.join("checkpoint/model-3.bpk"), b"").unwrap();
+        assert_eq!(prepared(&study), (Some("run-4".to_owned()), true));
+        assert!(run.join("checkpoint/model-3.bpk").exists());
     }
 }
