@@ -234,3 +234,65 @@ fn special_files_in_a_run_directory_end_in_a_clear_error_or_a_resumed_run() {
         }
     }
 }
+
+/// The file names in a run's checkpoint folder, sorted, and whether each is a regular file.
+fn checkpoint_files(run_dir: &Path) -> Vec<(String, bool)> {
+    let mut files: Vec<(String, bool)> = std::fs::read_dir(run_dir.join("checkpoint"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, e.file_type().unwrap().is_file())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A run extended past an epoch whose file a link to `/dev/zero`, a FIFO or a sparse file
+/// replaced: that epoch is skipped on resume, trained again, and rotated away like any other,
+/// so the folder ends as an uninterrupted 8-epoch run's.
+#[test]
+fn a_run_extended_past_a_damaged_epoch_rotates_it_away() {
+    let reference = tempfile::tempdir().unwrap();
+    let artifacts = |dir: &Path| dir.to_str().unwrap().to_owned();
+    let out = run_bounded(&["--epochs", "8", "--artifacts", &artifacts(reference.path())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = checkpoint_files(&reference.path().join("three_class/run-1"));
+    for (file, damage) in [
+        ("state-5.json", "link"),
+        ("model-5.bpk", "link"),
+        ("state-5.json", "fifo"),
+        ("optim-5.bpk", "sparse"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_bounded(&["--epochs", "5", "--artifacts", &artifacts(dir.path())]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run_dir = dir.path().join("three_class/run-1");
+        let target = run_dir.join("checkpoint").join(file);
+        std::fs::remove_file(&target).unwrap();
+        match damage {
+            "link" => std::os::unix::fs::symlink("/dev/zero", &target).unwrap(),
+            "fifo" => mkfifo(&target),
+            _ => std::fs::File::create(&target)
+                .unwrap()
+                .set_len(1 << 30)
+                .unwrap(),
+        }
+        let out = run_bounded(&[
+            "--epochs",
+            "8",
+            "--resume",
+            "latest",
+            "--artifacts",
+            &artifacts(dir.path()),
+        ]);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{file} {damage}: {err}");
+        assert!(
+            err.contains("resuming after epoch 4"),
+            "{file} {damage}: {err}"
+        );
+        assert_eq!(checkpoint_files(&run_dir), expected, "{file} {damage}");
+    }
+}
