@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use dsl_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP};
+use dsl_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP};
 
 /// A trial's objective per epoch, `(epoch, value)`, lower better.
 pub type Curve = [(usize, f64)];
@@ -73,6 +73,9 @@ fn best_by(curve: &Curve, epoch: usize) -> Option<f64> {
 }
 
 fn median(epoch: usize, own: &Curve, others: &[&Curve]) -> Option<String> {
+    if epoch <= MEDIAN_WARMUP {
+        return None;
+    }
     let mut values: Vec<f64> = others.iter().filter_map(|c| best_by(c, epoch)).collect();
     if values.len() < MEDIAN_STARTUP {
         return None;
@@ -131,14 +134,15 @@ mod tests {
     }
 
     #[test]
-    fn the_median_rule_waits_for_its_startup_trials() {
+    fn the_median_rule_waits_for_its_startup_trials_and_its_warm_up() {
         let others: Vec<Vec<(usize, f64)>> = (0..5)
             .map(|k| curve(&[1.0, 0.5 + 0.1 * k as f64, 0.3]))
             .collect();
         let others: Vec<&Curve> = others.iter().map(Vec::as_slice).collect();
         let bad = curve(&[2.0, 0.9]);
-        // From the first epoch (no warmup, as Optuna's default).
-        assert!(Pruner::Median.decide(1, 3, &bad[..1], &others).is_some());
+        // Not in its warm-up (epoch 1), however bad: from epoch 2 on.
+        assert_eq!(MEDIAN_WARMUP, 1);
+        assert!(Pruner::Median.decide(1, 3, &bad[..1], &others).is_none());
         let why = Pruner::Median.decide(2, 3, &bad, &others).unwrap();
         assert!(why.contains("median 0.7 of 5 earlier trials"), "{why}");
         assert!(
