@@ -18,6 +18,10 @@ pub struct LossScale {
     pub scale: f32,
     /// Good steps since the scale last changed.
     pub good_steps: u32,
+    /// Optimizer steps skipped since the run's start (their gradients overflowed), for
+    /// `summary.md`; absent from checkpoints written before it was counted.
+    #[serde(default)]
+    pub skipped: u64,
 }
 
 impl Default for LossScale {
@@ -25,6 +29,7 @@ impl Default for LossScale {
         Self {
             scale: INITIAL_SCALE,
             good_steps: 0,
+            skipped: 0,
         }
     }
 }
@@ -42,6 +47,7 @@ impl LossScale {
         } else {
             self.scale *= 0.5;
             self.good_steps = 0;
+            self.skipped += 1;
         }
     }
 }

@@ -241,6 +241,14 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         if let Some(reason) = &stop {
             summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
         }
+        if let Some(scale) = self.state.precision.as_ref().and_then(|low| low.scale) {
+            summary.push_str(&format!(
+                "\nf16 loss scale: {} at the end; {} optimizer step{} skipped over the run (gradients not finite)\n",
+                scale.scale,
+                scale.skipped,
+                if scale.skipped == 1 { "" } else { "s" }
+            ));
+        }
         if let Some(parallel) = &mut self.state.parallel {
             summary.push_str(&format!(
                 "\n{}; {}\n",

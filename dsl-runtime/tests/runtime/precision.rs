@@ -284,7 +284,7 @@ fn f16_with_loss_scaling_equals_the_hand_loop_and_resumes_its_scale() {
         .unwrap();
     assert_eq!(
         loss_scale(&first.run_dir, 2),
-        serde_json::json!({ "scale": 32768.0, "good_steps": 24 }),
+        serde_json::json!({ "scale": 32768.0, "good_steps": 24, "skipped": 0 }),
         "24 good steps in two epochs of 12 batches"
     );
     let resumed = fit(dir.path(), Precision::F16, 3)
@@ -295,6 +295,18 @@ fn f16_with_loss_scaling_equals_the_hand_loop_and_resumes_its_scale() {
     assert_eq!(resumed.model.mlp.weights(), hand.weights);
     // The scale's count continued from the checkpoint's 24 (a fresh one would say 12).
     assert_eq!(loss_scale(&resumed.run_dir, 3)["good_steps"], 36);
+    // `summary.md` says the scale and the steps skipped, as many as the hand loop skipped.
+    let summary = std::fs::read_to_string(resumed.run_dir.join("summary.md")).unwrap();
+    let scale = loss_scale(&resumed.run_dir, 3);
+    assert_eq!(scale["skipped"], hand.skipped);
+    assert!(
+        summary.contains(&format!(
+            "f16 loss scale: {} at the end; {} optimizer steps skipped over the run",
+            scale["scale"].as_f64().unwrap(),
+            hand.skipped
+        )),
+        "{summary}"
+    );
 }
 
 /// The loss scale `state-N.json` of `run_dir` saves.
