@@ -204,16 +204,38 @@ impl Callback for Box<dyn Callback> {
 pub(crate) struct Callbacks {
     list: Vec<Box<dyn Callback>>,
     stop: Option<String>,
+    /// The command line's watch, heard last, if any.
+    watch: Option<usize>,
+    /// Whether the stop came from the watch, whose reason says who stopped the run (`pruned:
+    /// ..`), rather than from a user's callback.
+    stopped_by_watch: bool,
     unrecorded: RefCell<Vec<String>>,
 }
 
 impl Callbacks {
-    pub fn new(list: Vec<Box<dyn Callback>>) -> Self {
+    /// The user's callbacks, then the command line's `watch`.
+    pub fn new(mut list: Vec<Box<dyn Callback>>, watch: Option<Watch>) -> Self {
+        let watch = watch.map(|watch| {
+            list.push(Box::new(watch));
+            list.len() - 1
+        });
         Self {
             list,
             stop: None,
+            watch,
+            stopped_by_watch: false,
             unrecorded: RefCell::default(),
         }
+    }
+
+    /// Why the run was stopped, as `summary.md` says it: a user's callback's reason after
+    /// "stopped by a callback", the watch's as it is.
+    pub fn stop_line(&self) -> Option<String> {
+        let reason = self.stop.as_ref()?;
+        Some(match self.stopped_by_watch {
+            true => reason.clone(),
+            false => format!("stopped by a callback: {reason}"),
+        })
     }
 
     /// The end of `epoch` as the callbacks see it.
@@ -261,11 +283,12 @@ impl Callbacks {
 
     /// Calls `hook` on every callback; the first `Stop` is kept.
     pub fn each(&mut self, mut hook: impl FnMut(&mut dyn Callback) -> Control) {
-        for callback in &mut self.list {
+        for (index, callback) in self.list.iter_mut().enumerate() {
             if let Control::Stop(reason) = hook(callback.as_mut())
                 && self.stop.is_none()
             {
                 self.stop = Some(reason);
+                self.stopped_by_watch = self.watch == Some(index);
             }
         }
     }
@@ -346,51 +369,87 @@ mod tests {
 
     #[test]
     fn the_first_stop_is_kept_and_states_round_trip() {
-        let mut callbacks = Callbacks::new(vec![
-            Box::new(Silent),
-            Box::new(Counter {
-                steps: 0,
-                stop_at: 2,
-            }),
-        ]);
+        let mut callbacks = Callbacks::new(
+            vec![
+                Box::new(Silent),
+                Box::new(Counter {
+                    steps: 0,
+                    stop_at: 2,
+                }),
+            ],
+            None,
+        );
         callbacks.each(|c| c.step_end(&step()));
         assert_eq!(callbacks.stop(), None);
         callbacks.each(|c| c.step_end(&step()));
         assert_eq!(callbacks.stop(), Some("2 steps"));
+        assert_eq!(
+            callbacks.stop_line().as_deref(),
+            Some("stopped by a callback: 2 steps")
+        );
         let states = callbacks.states();
         assert_eq!(states, vec![serde_json::Value::Null, 2.into()]);
 
-        let mut resumed = Callbacks::new(vec![
-            Box::new(Silent),
-            Box::new(Counter {
-                steps: 0,
-                stop_at: 3,
-            }),
-        ]);
+        let mut resumed = Callbacks::new(
+            vec![
+                Box::new(Silent),
+                Box::new(Counter {
+                    steps: 0,
+                    stop_at: 3,
+                }),
+            ],
+            None,
+        );
         resumed.restore(&states).unwrap();
         resumed.each(|c| c.step_end(&step()));
         assert_eq!(resumed.stop(), Some("3 steps"), "the count went on from 2");
 
-        let err = Callbacks::new(vec![Box::new(Silent)])
+        let err = Callbacks::new(vec![Box::new(Silent)], None)
             .restore(&states)
             .unwrap_err();
         assert!(err.contains("2 callbacks, this run has 1"), "{err}");
-        let mut bad = Callbacks::new(vec![
-            Box::new(Silent),
-            Box::new(Counter {
-                steps: 0,
-                stop_at: 1,
-            }),
-        ]);
+        let mut bad = Callbacks::new(
+            vec![
+                Box::new(Silent),
+                Box::new(Counter {
+                    steps: 0,
+                    stop_at: 1,
+                }),
+            ],
+            None,
+        );
         let err = bad
             .restore(&[serde_json::Value::Null, "x".into()])
             .unwrap_err();
         assert!(err.contains("callback 2"), "{err}");
     }
 
+    /// A study's pruner, as the command line's watch.
+    struct Pruning;
+
+    impl crate::config::options::EpochWatch for Pruning {
+        fn run_start(&mut self, _: &Path, _: usize, _: usize) -> Option<String> {
+            None
+        }
+        fn epoch_end(&mut self, epoch: usize, _: &History) -> Option<String> {
+            Some(format!("pruned: worse than the median at epoch {epoch}"))
+        }
+    }
+
+    #[test]
+    fn a_stop_by_the_watch_says_its_own_reason_and_not_a_callbacks() {
+        let watch = Watch(std::sync::Arc::new(std::sync::Mutex::new(Pruning)));
+        let mut callbacks = Callbacks::new(vec![Box::new(Silent)], Some(watch));
+        callbacks.tell_epoch_end(2, &History::default());
+        assert_eq!(
+            callbacks.stop_line().as_deref(),
+            Some("pruned: worse than the median at epoch 2")
+        );
+    }
+
     #[test]
     fn callbacks_without_state_save_nothing() {
-        let callbacks = Callbacks::new(vec![Box::new(Silent)]);
+        let callbacks = Callbacks::new(vec![Box::new(Silent)], None);
         assert!(callbacks.states().is_empty());
         assert!(Callbacks::default().is_empty());
     }

@@ -371,11 +371,7 @@ impl<M: LearnerModel> Fit<M> {
             steps,
             casts,
         } = self;
-        let mut callbacks = callbacks;
-        if let Some(watch) = &options.watch {
-            callbacks.push(Box::new(watch.clone()));
-        }
-        let mut callbacks = Callbacks::new(callbacks);
+        let mut callbacks = Callbacks::new(callbacks, options.watch.clone());
 
         // 1. Everything that can be checked before a file is read or written.
         let (options, parallel) = checked_options(options, parallel)?;

@@ -227,6 +227,7 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
         // written; it is waited for only after them, and its failure is the one reported first:
         // a checkpoint matters more than a summary.
         let saving = self.features.saving.take();
+        let stop_line = self.features.callbacks.stop_line();
         let stop = self.features.callbacks.take_stop();
         let end = RunEnd {
             last_epoch,
@@ -238,8 +239,8 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             Control::Continue
         });
         let mut summary = console::summary_table(&self.history);
-        if let Some(reason) = &stop {
-            summary.push_str(&format!("\nstopped by a callback: {reason}\n"));
+        if let Some(line) = stop_line {
+            summary.push_str(&format!("\n{line}\n"));
         }
         if let Some(scale) = self.state.precision.as_ref().and_then(|low| low.scale) {
             summary.push_str(&format!(

@@ -58,7 +58,8 @@ fn a_study_records_each_trials_values_objective_and_run() {
             assert!(last == 2 || last == 6, "{record}");
             assert!(run.join(format!("checkpoint/model-{last}.bpk")).exists());
             let summary = std::fs::read_to_string(run.join("summary.md")).unwrap();
-            assert!(summary.contains("pruned: at epoch"), "{summary}");
+            assert!(summary.contains("\npruned: at epoch"), "{summary}");
+            assert!(!summary.contains("callback"), "{summary}");
         } else {
             assert_eq!(curve.len(), 10, "{record}");
         }
