@@ -52,6 +52,15 @@ const MAY_CHANGE: &[&str] = &[
     "read_every",
 ];
 
+/// The settings `FitOptions` leaves out of its JSON at their default, with that default as a
+/// change names it (every other one left out is an `Option`, `none`).
+const UNWRITTEN_DEFAULTS: &[(&str, &str)] = &[
+    ("precision", "\"f32\""),
+    ("freeze", "[]"),
+    ("ema_on", "[]"),
+    ("gradient_checkpointing", "false"),
+];
+
 /// Every setting of `saved` and `current` (run options, then the experiment's own config under
 /// `hyperparameters.`) that differs, as `key: saved X, now Y`.
 /// `options` as JSON, serialized here rather than in the generic [`restore`], whose code is
@@ -68,9 +77,18 @@ pub(crate) fn changes(saved: &serde_json::Value, current: &serde_json::Value) ->
     flatten("", saved, &mut saved_flat);
     flatten("", current, &mut current_flat);
     let value = |flat: &[(String, String)], key: &str| {
-        flat.iter()
-            .find(|(k, _)| k == key)
-            .map_or_else(|| "absent".to_owned(), |(_, v)| v.clone())
+        flat.iter().find(|(k, _)| k == key).map_or_else(
+            || {
+                // A setting left out of the JSON at its default says that default.
+                let own = key.strip_prefix("hyperparameters.").unwrap_or(key);
+                UNWRITTEN_DEFAULTS
+                    .iter()
+                    .find(|(k, _)| *k == own)
+                    .map_or("none", |(_, v)| v)
+                    .to_owned()
+            },
+            |(_, v)| v.clone(),
+        )
     };
     let mut keys: Vec<&String> = saved_flat
         .iter()
@@ -331,6 +349,24 @@ mod tests {
                 "`hyperparameters.optimizer.beta_1`: saved 0.9, now 0.95",
                 "`shuffle`: saved 7, now null",
             ]
+        );
+    }
+
+    /// A setting written only when it is not its default names the default it stands for.
+    #[test]
+    fn a_setting_left_unwritten_is_named_by_its_default() {
+        let saved = json!({ "precision": "bf16", "ema": 0.999, "epochs": 3 });
+        let now = json!({ "epochs": 3 });
+        assert_eq!(
+            changes(&saved, &now),
+            [
+                "`ema`: saved 0.999, now none",
+                "`precision`: saved \"bf16\", now \"f32\"",
+            ]
+        );
+        assert_eq!(
+            changes(&now, &json!({ "precision": "f16", "epochs": 3 })),
+            ["`precision`: saved \"f32\", now \"f16\""]
         );
     }
 }
