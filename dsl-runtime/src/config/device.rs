@@ -72,9 +72,34 @@ pub fn parse(spec: &str) -> Result<Device, FitError> {
     }
 }
 
+/// `device` as messages name it: as the user spelled it (`--device`, the `device:` key) when
+/// they did, else by its backend (`flex`, `wgpu`): Burn's `Debug` of a device
+/// (`Device<Cube(Wgpu(WgpuDevice { .. }))>`) names types, not anything the user wrote.
+pub fn named(device: &Device, spelled: Option<&str>) -> String {
+    if let Some(spelled) = spelled {
+        return format!("`{spelled}`");
+    }
+    let debug = format!("{device:?}").to_lowercase();
+    let backend = [
+        "cuda", "rocm", "metal", "vulkan", "wgpu", "ndarray", "libtorch", "flex", "cpu",
+    ]
+    .into_iter()
+    .find(|backend| debug.contains(backend));
+    match backend {
+        Some(backend) => format!("`{backend}`"),
+        None => format!("{device:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_is_named_as_written_else_by_its_backend() {
+        assert_eq!(named(&Device::flex(), Some("cuda:1")), "`cuda:1`");
+        assert_eq!(named(&Device::flex(), None), "`flex`");
+    }
 
     #[test]
     fn flex_is_always_there() {

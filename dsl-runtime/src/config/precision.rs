@@ -45,7 +45,7 @@ impl Precision {
 
     /// Refuses a 16-bit type `device` cannot compute in: Burn reports bf16 on many Vulkan
     /// drivers as storable but without arithmetic, where computing gives garbage.
-    pub fn check(self, device: &Device) -> Result<(), SettingError> {
+    pub fn check(self, device: &Device, spelled: Option<&str>) -> Result<(), SettingError> {
         match self.low() {
             Some(dtype) if !device.supports_dtype(dtype) => {
                 let others: Vec<&str> = [Precision::Bf16, Precision::F16]
@@ -57,8 +57,9 @@ impl Precision {
                 Err(SettingError {
                     option: "precision",
                     message: format!(
-                        "is {}, which the device {device:?} cannot compute in; use {}",
+                        "is {}, which the device {} cannot compute in; use {}",
                         self.name(),
+                        crate::config::device::named(device, spelled),
                         others.join(" or ")
                     ),
                 })

@@ -391,7 +391,7 @@ impl<M: LearnerModel> Fit<M> {
         let castable = casts.train.is_some() && casts.valid.is_some();
         precision_supported(
             &options,
-            device,
+            (device, hyperparameters["device"].as_str()),
             (steps.is_some(), parallel.is_some()),
             (castable, std::any::type_name::<<M as TrainStep>::Input>()),
         )?;
@@ -582,7 +582,7 @@ fn checked_options<S>(
 /// type (named `batch`) the run cannot cast (`castable`).
 fn precision_supported(
     options: &FitOptions,
-    device: &Device,
+    (device, spelled): (&Device, Option<&str>),
     (several, parallel): (bool, bool),
     (castable, batch): (bool, &str),
 ) -> Result<(), FitError> {
@@ -614,7 +614,7 @@ fn precision_supported(
              dsl_runtime::CastFloats for it"
         ));
     }
-    precision.check(device).map_err(FitError::Setting)
+    precision.check(device, spelled).map_err(FitError::Setting)
 }
 
 /// The model before a resume loads into it: its lazy parameters drawn, then `init_from`'s
