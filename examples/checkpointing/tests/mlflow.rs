@@ -521,29 +521,35 @@ fn a_sweep_is_a_parent_run_with_one_child_per_trial() {
 }
 
 /// A study is a parent run with one child per trial, each a run of its own (though the
-/// experiment resumes its newest run by default) tagged with how its trial ended.
+/// experiment resumes its newest run by default) tagged with how its trial ended; extended by
+/// a second command, it keeps its parent, which shows the space, the best trial's values and
+/// the best value so far.
 #[test]
 fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     let name = experiment("study");
-    let stderr = finished(train(
-        dir.path(),
-        &server,
-        &name,
-        &[
-            "--epochs",
-            "3",
-            "--search",
-            "lr=log_uniform(0.01,0.5)",
-            "--sampler",
-            "random",
-            "--trials",
-            "6",
-            "--prune",
-            "asha",
-        ],
-    ));
+    let study_of = |trials: &str| {
+        finished(train(
+            dir.path(),
+            &server,
+            &name,
+            &[
+                "--epochs",
+                "3",
+                "--search",
+                "lr=log_uniform(0.01,0.5)",
+                "--sampler",
+                "random",
+                "--trials",
+                trials,
+                "--prune",
+                "asha",
+            ],
+        ))
+    };
+    study_of("6");
+    let stderr = study_of("8");
     let study = std::fs::read_dir(dir.path().join("resumable"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -557,7 +563,7 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
     let mut runs = std::collections::BTreeSet::new();
     let mut parents = std::collections::BTreeSet::new();
     let mut pruned = 0;
-    for k in 0..6 {
+    for k in 0..8 {
         let record: Value =
             serde_json::from_slice(&std::fs::read(study.join(format!("trial-{k}.json"))).unwrap())
                 .unwrap();
@@ -572,8 +578,12 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
         parents.insert(tags["mlflow.parentRunId"].clone());
         pruned += usize::from(record["state"] == "pruned");
     }
-    assert_eq!(runs.len(), 6, "each trial a new run: {runs:?}");
-    assert_eq!(parents.len(), 1, "one parent for the study");
+    assert_eq!(runs.len(), 8, "each trial a new run: {runs:?}");
+    assert_eq!(
+        parents.len(),
+        1,
+        "one parent for the study, extended or not"
+    );
     assert!(
         pruned > 0,
         "successive halving prunes some of 6 trials: {stderr}"
@@ -590,6 +600,39 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
             .starts_with("study-"),
         "{parent}"
     );
+    // The parent shows the study: its space and settings, its best trial, its best value.
+    let (params, tags) = params_and_tags(&server, parents.first().unwrap());
+    assert_eq!(params["space.lr"], "log_uniform(0.01, 0.5)");
+    assert_eq!(params["objective"], "min(valid.loss)");
+    assert_eq!(params["pruner"], "asha");
+    let md = std::fs::read_to_string(study.join("study.md")).unwrap();
+    let best = md
+        .split("Best: trial ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .expect("study.md names the best trial");
+    assert_eq!(tags["dsl.best.trial"], best, "{md}");
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(study.join(format!("trial-{best}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(tags["dsl.best.lr"], record["params"][0][1].to_string());
+    let history = api(
+        &server,
+        &format!(
+            "metrics/get-history?run_id={}&metric_key=best/valid/loss",
+            parents.first().unwrap()
+        ),
+    );
+    let points = history["metrics"].as_array().unwrap();
+    let last = points.iter().max_by_key(|p| p["step"].as_u64()).unwrap();
+    assert_eq!(last["step"], 8, "the best value after the 8 trials ended");
+    let best_loss = record["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p[1].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(number(&last["value"]), best_loss);
 }
 
 fn tags(server: &str, run_id: &str) -> BTreeMap<String, String> {

@@ -28,6 +28,9 @@ pub(crate) fn run(
     parent: Option<&crate::output::mlflow::SweepParent>,
 ) -> Result<Ended, CliError> {
     study.create()?;
+    if let Some(parent) = parent {
+        log_study(parent, study);
+    }
     let exe = crate::app::sweep::this_program()?;
     let jobs = study.definition.jobs;
     // Ctrl-C reaches the children too; this process waits for them to save and stop.
@@ -174,7 +177,19 @@ pub(crate) fn run(
         if let (Some(parent), Some(run)) = (parent, &record.run) {
             parent.tag_trial(run, record.state.as_str());
         }
+        if let Some(parent) = parent {
+            log_study(parent, study);
+        }
     }
     ended.failed.sort_unstable();
     Ok(ended)
+}
+
+/// The study's definition and best trial so far, on its MLflow parent run.
+fn log_study(parent: &crate::output::mlflow::SweepParent, study: &Study) {
+    let (params, tags, best) = report::parent_run(study);
+    let best = best
+        .as_ref()
+        .map(|(key, value, step)| (key.as_str(), *value, *step));
+    parent.log(&params, &tags, best);
 }

@@ -54,6 +54,61 @@ pub fn tally(study: &Study, records: &[TrialRecord]) -> Tally {
     }
 }
 
+/// What the study's MLflow parent run shows: its definition as params (`space.lr`:
+/// `log_uniform(0.001, 1)`, `objective`, `sampler`, `pruner`, `seed`, `jobs`: the study's
+/// folder is named by them, so they never change), the best complete trial as tags
+/// (`dsl.best.trial`, `dsl.best.epoch`, `dsl.best.<key>`) and its value as the metric
+/// `best/<split>/<metric>` at the step of the trials ended.
+#[allow(clippy::type_complexity)]
+pub(crate) fn parent_run(
+    study: &Study,
+) -> (
+    Vec<(String, String)>,
+    Vec<(String, String)>,
+    Option<(String, f64, u64)>,
+) {
+    let definition = &study.definition;
+    let name = |value: Value| value.as_str().unwrap_or_default().to_owned();
+    let mut params: Vec<(String, String)> = definition
+        .space
+        .iter()
+        .map(|p| (format!("space.{}", p.key), p.dist.describe()))
+        .collect();
+    params.extend([
+        ("objective".to_owned(), definition.objective.describe()),
+        (
+            "sampler".to_owned(),
+            name(serde_json::to_value(definition.sampler).unwrap_or_default()),
+        ),
+        (
+            "pruner".to_owned(),
+            name(serde_json::to_value(definition.pruner).unwrap_or_default()),
+        ),
+        ("seed".to_owned(), definition.seed.to_string()),
+        ("jobs".to_owned(), definition.jobs.to_string()),
+    ]);
+    let records = study.records();
+    let t = tally(study, &records);
+    let ended = (t.complete + t.pruned + t.failed) as u64;
+    let Some((trial, epoch, value)) = t.best else {
+        return (params, Vec::new(), None);
+    };
+    let mut tags = vec![
+        ("dsl.best.trial".to_owned(), trial.to_string()),
+        ("dsl.best.epoch".to_owned(), epoch.to_string()),
+    ];
+    if let Some(record) = records.iter().find(|r| r.trial == trial) {
+        tags.extend(record.params.iter().map(|(key, value)| {
+            let value = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            (format!("dsl.best.{key}"), value)
+        }));
+    }
+    let metric = format!("best/{}", definition.objective.metric.replace('.', "/"));
+    (params, tags, Some((metric, value, ended)))
+}
+
 /// Rewrites the three files, one process at a time (a job array's trials end together);
 /// returns `study.md`.
 pub fn write(study: &Study) -> std::io::Result<String> {

@@ -93,9 +93,18 @@ pub(crate) struct SweepParent {
     run_id: String,
 }
 
+/// What `mlflow-parent.json` in a sweep's or study's folder holds: its parent run on a server.
+#[derive(Serialize, Deserialize)]
+struct ParentLedger {
+    uri: String,
+    run_id: String,
+}
+
 impl SweepParent {
     /// The parent run of the sweep in `dir` (`<artifacts>/<name>/sweep-<hash>`), when the
-    /// environment names a server; `None` (with one line) when it cannot be created.
+    /// environment names a server: the one `dir/mlflow-parent.json` names on that server (a resumed
+    /// sweep or study keeps one parent), else a new one; `None` (with one line) when it cannot
+    /// be created.
     pub fn start(dir: &Path) -> Option<SweepParent> {
         let target = Mlflow::from_env()?;
         let experiment = target.experiment.clone().unwrap_or_else(|| {
@@ -103,18 +112,40 @@ impl SweepParent {
                 .map(run_name)
                 .unwrap_or_else(|| "sweep".to_owned())
         });
+        let ledger = dir.join(PARENT_LEDGER);
+        let earlier = crate::read::bytes(&ledger, crate::read::SMALL)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<ParentLedger>(&bytes).ok())
+            .filter(|earlier| earlier.uri == target.uri);
         let created = Client::from_env(&target.uri)
             .map_err(|e| e.to_string())
             .and_then(|client| {
+                if let Some(earlier) = earlier
+                    && client.update(&earlier.run_id, "RUNNING", None).is_ok()
+                {
+                    return Ok(SweepParent {
+                        client,
+                        run_id: earlier.run_id,
+                    });
+                }
                 let tags = [("dsl.sweep".to_owned(), dir.display().to_string())];
-                client
+                let parent = client
                     .experiment(&experiment)
                     .and_then(|id| client.create_run(&id, &run_name(dir), now_ms(), &tags))
                     .map(|run| SweepParent {
                         client,
                         run_id: run.run_id,
                     })
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string())?;
+                let recorded = ParentLedger {
+                    uri: target.uri.clone(),
+                    run_id: parent.run_id.clone(),
+                };
+                let json = serde_json::to_vec_pretty(&recorded).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| replace_file(&ledger, &json))
+                    .map_err(|e| format!("cannot write {}: {e}", ledger.display()))?;
+                Ok(parent)
             });
         match created {
             Ok(parent) => Some(parent),
@@ -143,6 +174,32 @@ impl SweepParent {
             say!(
                 "warning: MLflow: trial run {} keeps no state tag: {error}",
                 ledger.run_id
+            );
+        }
+    }
+
+    /// Logs on the parent run what the sweep or study is (params, the same at every resume),
+    /// where it stands (tags) and its best value so far (a metric at `step`, the trials
+    /// ended); one line when it cannot.
+    pub fn log(
+        &self,
+        params: &[(String, String)],
+        tags: &[(String, String)],
+        metric: Option<(&str, f64, u64)>,
+    ) {
+        let metrics: Vec<Metric> = metric
+            .into_iter()
+            .map(|(key, value, step)| Metric {
+                key: key.to_owned(),
+                value,
+                timestamp: now_ms(),
+                step,
+            })
+            .collect();
+        if let Err(error) = self.client.log_batch(&self.run_id, &metrics, params, tags) {
+            say!(
+                "warning: MLflow: the parent run {} is not up to date: {error}",
+                self.run_id
             );
         }
     }
@@ -195,6 +252,9 @@ pub fn sync_saved(run_dir: &Path) -> Result<(), String> {
 
 /// The ledger's file in the run directory.
 pub const LEDGER: &str = "mlflow.json";
+
+/// The file in a sweep's or study's folder naming its parent run.
+const PARENT_LEDGER: &str = "mlflow-parent.json";
 
 /// Rows, params and tags per request, within MLflow's limits on `log-batch`.
 const METRICS_PER_BATCH: usize = 1000;
