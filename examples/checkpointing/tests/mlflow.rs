@@ -179,10 +179,18 @@ fn assert_server_holds_the_csv(server: &str, run_dir: &Path) {
             (key.clone(), values[0])
         })
         .collect();
-    // Compared as bits, so that a NaN (a diverged run's loss) equals itself.
+    // Compared as bits, so that a NaN (a diverged run's loss) equals itself; the server keeps
+    // no sign on a zero (a loss of -0.0 in the file is 0 there).
     let bits = |map: &BTreeMap<(String, u64), f64>| -> BTreeMap<(String, u64), u64> {
         map.iter()
-            .map(|(k, v)| (k.clone(), if v.is_nan() { u64::MAX } else { v.to_bits() }))
+            .map(|(k, v)| {
+                let bits = match v {
+                    v if v.is_nan() => u64::MAX,
+                    v if *v == 0.0 => 0,
+                    v => v.to_bits(),
+                };
+                (k.clone(), bits)
+            })
             .collect()
     };
     assert_eq!(once.len(), csv.len());
@@ -633,6 +641,78 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
         .filter_map(|p| p[1].as_f64())
         .fold(f64::INFINITY, f64::min);
     assert_eq!(number(&last["value"]), best_loss);
+}
+
+/// A study killed with `kill -9` mid-trial, then run again: one parent, every trial's run
+/// `FINISHED` on the server with each value of its `metrics.csv` once, the killed trial's
+/// included.
+#[test]
+fn a_study_killed_with_9_and_resumed_is_tracked_whole() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("study-killed");
+    let flags = [
+        "--epochs",
+        "60",
+        "--search",
+        "lr=log_uniform(0.01,0.5)",
+        "--sampler",
+        "random",
+        "--trials",
+        "3",
+        "--prune",
+        "none",
+    ];
+    let mut child = train(dir.path(), &server, &name, &flags);
+    let started = Instant::now();
+    let study = loop {
+        assert!(started.elapsed() < Duration::from_secs(120), "no trial 1");
+        assert!(child.try_wait().unwrap().is_none(), "the study ended first");
+        let training = std::fs::read_dir(dir.path().join("resumable"))
+            .ok()
+            .into_iter()
+            .flatten()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("study-")
+            })
+            .filter(|study| {
+                std::fs::read(study.join("trial-1.json"))
+                    .ok()
+                    .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                    .is_some_and(|r| r["curve"].as_array().is_some_and(|c| c.len() >= 3))
+            });
+        if let Some(study) = training {
+            break study;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    finished(train(dir.path(), &server, &name, &flags));
+    let mut parents = std::collections::BTreeSet::new();
+    for k in 0..3 {
+        let record: Value =
+            serde_json::from_slice(&std::fs::read(study.join(format!("trial-{k}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(record["state"], "complete", "{record}");
+        let run = PathBuf::from(record["run"].as_str().unwrap());
+        let run_id = ledger(&run)["run_id"].as_str().unwrap().to_owned();
+        let held = api(&server, &format!("runs/get?run_id={run_id}"));
+        assert_eq!(held["run"]["info"]["status"], "FINISHED", "trial {k}");
+        assert_server_holds_the_csv(&server, &run);
+        assert_eq!(csv_metrics(&run).len(), 60 * 6 + 60 * 3, "trial {k}");
+        parents.insert(tags(&server, &run_id)["mlflow.parentRunId"].clone());
+    }
+    assert_eq!(parents.len(), 1, "one parent across the kill: {parents:?}");
+    let parent = api(
+        &server,
+        &format!("runs/get?run_id={}", parents.first().unwrap()),
+    );
+    assert_eq!(parent["run"]["info"]["status"], "FINISHED");
 }
 
 fn tags(server: &str, run_id: &str) -> BTreeMap<String, String> {
