@@ -228,6 +228,26 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         },
         _ => quote!(),
     };
+    // A 16-bit run's metrics read the output in f32 (`Fit::output_casts`): the marked float
+    // fields are cast; integer targets and unmarked fields stay.
+    let float_targets = targets
+        .as_ref()
+        .filter(|(_, ty)| tensor_shape(ty).is_some_and(|(_, kind)| kind == "Float"))
+        .map(|(t, _)| t);
+    let floats = [Some(&loss), logits.as_ref().map(|(l, _)| l), float_targets]
+        .into_iter()
+        .flatten();
+    let cast_floats = quote! {
+        impl #rt::CastFloats for #name {
+            #[allow(clippy::needless_update)]
+            fn cast_floats(self, dtype: #rt::burn::tensor::FloatDType) -> Self {
+                Self {
+                    #(#floats: self.#floats.cast(dtype),)*
+                    ..self
+                }
+            }
+        }
+    };
     // Data-parallel training sends outputs between processes; only the marked fields can be
     // rebuilt there.
     let portable = all_marked.then(|| {
@@ -251,6 +271,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     });
     quote! {
         #portable
+        #cast_floats
 
         impl #rt::burn::train::ItemLazy for #name {
             // `..self` covers unmarked fields; with every field marked it has nothing to add.

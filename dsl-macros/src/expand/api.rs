@@ -407,6 +407,18 @@ fn with_options(
         use #Rt::{Casts as _, NoCasts as _};
         (&#Rt::CastProbe::<<#model_name as #Rt::burn::train::TrainStep>::Input>::new()).casts()
     }};
+    // And its outputs back to f32 for the metrics, where they can be (Burn's outputs and
+    // `#[derive(StepOutput)]` ones).
+    let output_casts = |step: TokenStream| {
+        quote! {{
+            use #Rt::{Casts as _, NoCasts as _};
+            (&#Rt::CastProbe::<<#model_name as #Rt::burn::train::#step>::Output>::new()).casts()
+        }}
+    };
+    let (train_out, valid_out) = (
+        output_casts(quote!(TrainStep)),
+        output_casts(quote!(InferenceStep)),
+    );
     let precision_check = exp.low_precision().map(|key| {
         let f = Ident::new("precision", key.span());
         let cast_floats = respan(quote!(#Rt::CastFloats), key.span());
@@ -424,6 +436,7 @@ fn with_options(
                 .hyperparameters(&#config)
                 .provenance(#provenance)
                 .batch_casts(#casts, #casts)
+                .output_casts(#train_out, #valid_out)
         },
         step.output_ty.span(),
     );

@@ -2,6 +2,7 @@
 
 use burn::lr_scheduler::module_lr_scheduler::{ModuleLearningRate, ModuleLrScheduler};
 use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer, OptimizerRecord};
+use burn::tensor::FloatDType;
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy, LearnerModel, TrainStep};
 
@@ -12,7 +13,7 @@ use super::ema::Ema;
 use super::precision::LowPrecision;
 use super::steps::Steps;
 use super::{TrainOutputOf, ValidOutputOf};
-use crate::data::{DataError, Loader, Shard};
+use crate::data::{CastFn, DataError, Loader, Shard};
 use crate::erased::{AnyModule, ModelRef};
 use crate::error::FitError;
 use crate::fit::callback::{Callbacks, StepEnd};
@@ -193,6 +194,25 @@ pub(super) struct TrainState<M: LearnerModel> {
     pub steps: Option<Steps<M>>,
     /// A run in bf16 or f16: the steps run on a 16-bit copy of `model`.
     pub precision: Option<LowPrecision>,
+    /// How the outputs of such a run are cast to f32 for the metrics, where their types can
+    /// be: Burn computes some metrics only in f32 (its confusion statistics, behind F1,
+    /// precision and recall, build an f32 mask).
+    pub to_f32: OutputCasts<M>,
+}
+
+/// Casts of the training and the validation outputs ([`crate::fit::Fit::output_casts`]).
+pub(crate) struct OutputCasts<M: LearnerModel> {
+    pub train: Option<CastFn<TrainOutputOf<M>>>,
+    pub valid: Option<CastFn<ValidOutputOf<M>>>,
+}
+
+impl<M: LearnerModel> Default for OutputCasts<M> {
+    fn default() -> Self {
+        Self {
+            train: None,
+            valid: None,
+        }
+    }
 }
 
 /// A data-parallel run's exchanges (training steps, validation outputs), and its generic code.
@@ -269,6 +289,7 @@ impl<M: LearnerModel> TrainState<M> {
             draws: None,
             steps: None,
             precision: None,
+            to_f32: OutputCasts::default(),
         }
     }
 
@@ -312,7 +333,7 @@ impl<M: LearnerModel> TrainState<M> {
         let Some(mut parallel) = self.parallel.take() else {
             return valid_epoch(
                 self.evaluated(),
-                self.precision.as_ref(),
+                self.precision.as_ref().map(|low| (low, self.to_f32.valid)),
                 loader,
                 metrics,
                 series,
@@ -474,6 +495,10 @@ impl<M: LearnerModel> TrainState<M> {
                 None => false,
             };
             let item = output.item.sync()?;
+            let item = match (&self.precision, self.to_f32.train) {
+                (Some(_), Some(cast)) => cast(item, FloatDType::F32),
+                _ => item,
+            };
             let metadata = MetricMetadata {
                 progress: batches.progress(),
                 iteration: Some(index),
@@ -795,7 +820,7 @@ fn valid_epoch_parallel<M: LearnerModel>(
 /// `false` when Ctrl-C/SIGTERM stopped it (`interruptible`).
 fn valid_epoch<M, I>(
     model: &M,
-    low: Option<&LowPrecision>,
+    low: Option<(&LowPrecision, Option<CastFn<ValidOutputOf<M>>>)>,
     loader: &Loader<I, <M as InferenceStep>::Input>,
     metrics: &mut [Box<dyn SplitMetric<ValidOutputOf<M>>>],
     series: &[usize],
@@ -808,16 +833,16 @@ where
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
     let model = model.valid();
-    let model = match low {
-        Some(low) => low.inference(&model),
-        None => model,
+    let (model, to_f32) = match low {
+        Some((low, to_f32)) => (low.inference(&model), to_f32),
+        None => (model, None),
     };
     if !infer(
         &model,
         batches,
         (Split::Valid, ctx.epoch),
         metrics,
-        interruptible,
+        (interruptible, to_f32),
     )? {
         return Ok(false);
     }

@@ -50,7 +50,7 @@ use crate::parallel::{ItemCodec, ParallelError, Sharding};
 use crate::provenance::Provenance;
 use early_stop::EarlyStop;
 use ema::Ema;
-use epoch::{DataParallel, ParallelCode, TrainState};
+use epoch::{DataParallel, OutputCasts, ParallelCode, TrainState};
 use freeze::Freeze;
 use hooks::Features;
 use precision::{CastFn, LowPrecision};
@@ -85,6 +85,7 @@ pub struct Fit<M: LearnerModel> {
     optimize: Optimize<M>,
     steps: Option<Steps<M>>,
     casts: BatchCasts<M>,
+    to_f32: OutputCasts<M>,
 }
 
 /// How the training and the validation batches are cast to a 16-bit precision, where the
@@ -244,6 +245,7 @@ impl<M: LearnerModel> Fit<M> {
                 train: None,
                 valid: None,
             },
+            to_f32: OutputCasts::default(),
         }
     }
 
@@ -341,6 +343,21 @@ impl<M: LearnerModel> Fit<M> {
         self
     }
 
+    /// How a 16-bit run casts its step outputs back to f32 before the metrics see them, where
+    /// the output types can be (`fn(O, FloatDType) -> O` casting each float tensor; `training!`
+    /// passes the output's [`CastFloats`](crate::model::contract::CastFloats), which Burn's
+    /// outputs and `#[derive(StepOutput)]` have). Burn computes some metrics only in f32: its
+    /// F1, precision and recall build an f32 mask beside the predictions, and panic on 16-bit
+    /// ones.
+    pub fn output_casts(
+        mut self,
+        train: Option<CastFn<TrainOutputOf<M>>>,
+        valid: Option<CastFn<ValidOutputOf<M>>>,
+    ) -> Self {
+        self.to_f32 = OutputCasts { train, valid };
+        self
+    }
+
     /// Trains on `device` (wrapped in autodiff if it is not already), validating on its
     /// non-autodiff twin after each epoch.
     ///
@@ -370,6 +387,7 @@ impl<M: LearnerModel> Fit<M> {
             optimize,
             steps,
             casts,
+            to_f32,
         } = self;
         let mut callbacks = Callbacks::new(callbacks, options.watch.clone());
 
@@ -515,6 +533,7 @@ impl<M: LearnerModel> Fit<M> {
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
         state.steps = steps.map(|steps| steps.own(&state.model));
         state.precision = LowPrecision::new(options.precision, start.loss_scale);
+        state.to_f32 = to_f32;
 
         // 7. The epochs, then the summary and the report.
         let mut run = ActiveRun {

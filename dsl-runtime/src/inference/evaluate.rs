@@ -6,12 +6,13 @@ use std::sync::Arc;
 use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::Dataset;
 use burn::module::Module;
+use burn::tensor::FloatDType;
 use burn::train::metric::MetricMetadata;
 use burn::train::{InferenceStep, ItemLazy};
 use serde::de::DeserializeOwned;
 
 use crate::checkpoint::{CheckpointDir, CheckpointError, Slot};
-use crate::data::{EpochBatches, Loader, Shard};
+use crate::data::{CastFn, EpochBatches, Loader, Shard};
 use crate::erased::AnyModule;
 use crate::error::FitError;
 use crate::history::Split;
@@ -230,7 +231,7 @@ where
                 loader.epoch(1, None),
                 (split, 1),
                 &mut metrics,
-                false,
+                (false, None),
             )?;
         }
     }
@@ -303,7 +304,7 @@ pub(crate) fn infer<M, I>(
     mut batches: EpochBatches<'_, I, <M as InferenceStep>::Input>,
     (split, epoch): (Split, usize),
     metrics: &mut [Box<dyn SplitMetric<<M as InferenceStep>::Output>>],
-    interruptible: bool,
+    (interruptible, to_f32): (bool, Option<CastFn<<M as InferenceStep>::Output>>),
 ) -> Result<bool, FitError>
 where
     M: InferenceStep,
@@ -321,6 +322,11 @@ where
             source,
         })?;
         let item = InferenceStep::step(model, batch).sync()?;
+        // A 16-bit run's outputs reach the metrics in f32 (`Fit::output_casts`).
+        let item = match to_f32 {
+            Some(cast) => cast(item, FloatDType::F32),
+            None => item,
+        };
         let metadata = MetricMetadata {
             progress: batches.progress(),
             iteration: Some(index),

@@ -10,6 +10,7 @@ use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, FloatDType, Tensor};
+use burn::train::metric::{Adaptor, ClassReduction, Metric, MetricMetadata, Numeric};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use dsl_runtime::checkpoint::Resume;
 use dsl_runtime::config::precision::Precision;
@@ -125,6 +126,8 @@ impl ModuleVisitor for Master<'_> {
 struct HandLow {
     losses: Vec<f32>,
     valid_loss: Vec<f64>,
+    /// Burn's F1 of each epoch's validation outputs, cast to f32 first.
+    valid_f1: Vec<f64>,
     weights: Vec<u32>,
     skipped: usize,
 }
@@ -141,6 +144,7 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
     let mut out = HandLow {
         losses: Vec::new(),
         valid_loss: Vec::new(),
+        valid_f1: Vec::new(),
         weights: Vec::new(),
         skipped: 0,
     };
@@ -190,17 +194,62 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
             leaves: false,
         });
         let (mut weighted, mut n) = (0.0f64, 0usize);
+        let mut f1 =
+            burn::train::metric::FBetaScoreMetric::multiclass(1.0, 1, ClassReduction::Macro);
         for batch in valid.iter() {
             let batch = cast(batch.expect("in memory"), dtype);
             let len = batch.x.dims()[0];
-            let loss = eval.forward_classification(batch).loss;
+            let output = eval.forward_classification(batch);
+            let loss = output.loss.clone();
             weighted += f64::from(loss.cast(FloatDType::F32).into_scalar::<f32>()) * len as f64;
             n += len;
+            let output = ClassificationOutput {
+                output: output.output.cast(FloatDType::F32),
+                ..output
+            };
+            f1.update(&output.adapt(), &metadata()).unwrap();
         }
         out.valid_loss.push(weighted / n as f64);
+        f1.compute().unwrap();
+        out.valid_f1.push(f1.final_value().current());
     }
     out.weights = model.weights();
     out
+}
+
+/// Metadata for a metric fed by hand (Burn's F1 reads none of it).
+fn metadata() -> MetricMetadata {
+    MetricMetadata {
+        progress: burn::data::dataloader::Progress::new(0, 0, None),
+        iteration: None,
+        lr: None,
+    }
+}
+
+/// A 16-bit run's outputs reach the metrics in f32: Burn's F1, which panics on bf16 logits
+/// (its confusion statistics build an f32 mask), measures the run's validation and training
+/// outputs, and the validation F1 equals the hand loop's, fed the same outputs cast to f32.
+#[test]
+fn metrics_that_burn_computes_in_f32_get_f32_outputs() {
+    if !computes_in(Precision::Bf16) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cast_output: fn(ClassificationOutput, FloatDType) -> ClassificationOutput =
+        ClassificationOutput::cast_floats;
+    let report = fit(dir.path(), Precision::Bf16, 2)
+        .train_metric(metric::f1())
+        .valid_metric(metric::f1())
+        .valid_metric(metric::precision())
+        .output_casts(Some(cast_output), Some(cast_output))
+        .run(&device(), data())
+        .unwrap();
+    let hand = hand_low(FloatDType::BF16, None, 2);
+    let f1 = report.history.get(Split::Valid, "f1").unwrap().values();
+    assert_eq!(f1, hand.valid_f1);
+    assert!(f1.iter().all(|v| (0.0..=100.0).contains(v)), "{f1:?}");
+    let train_f1 = report.history.get(Split::Train, "f1").unwrap().values();
+    assert_eq!(train_f1.len(), 2);
 }
 
 fn valid_losses<M>(report: &FitReport<M>) -> Vec<f64> {

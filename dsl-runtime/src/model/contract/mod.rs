@@ -281,6 +281,33 @@ pub trait CastFloats {
     fn cast_floats(self, dtype: FloatDType) -> Self;
 }
 
+/// Burn's outputs, cast for the metrics of a 16-bit run (`Fit::output_casts`): the loss and
+/// the logits; class indices stay integers.
+macro_rules! cast_outputs {
+    ($($output:ty { $($float:ident),* }),*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl CastFloats for $output {
+            fn cast_floats(self, dtype: FloatDType) -> Self {
+                Self {
+                    $($float: self.$float.cast(dtype),)*
+                    ..self
+                }
+            }
+        }
+    )*};
+}
+
+cast_outputs!(
+    ClassificationOutput { loss, output },
+    RegressionOutput {
+        loss,
+        output,
+        targets
+    },
+    MultiLabelClassificationOutput { loss, output },
+    SequenceOutput { loss, logits }
+);
+
 /// Chooses, in generated code, the batch's [`CastFloats`] where it has one (`Some`), without
 /// requiring it of experiments that never train in a 16-bit precision: `(&CastProbe::<B>::new()).casts()`.
 pub struct CastProbe<B>(std::marker::PhantomData<B>);
