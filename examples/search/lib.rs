@@ -46,6 +46,16 @@ pub struct Batch {
     pub y: Tensor<2>,
 }
 
+/// A 16-bit run (`--precision bf16`) casts points and targets.
+impl dsl_runtime::CastFloats for Batch {
+    fn cast_floats(self, dtype: burn::tensor::FloatDType) -> Self {
+        Batch {
+            x: self.x.cast(dtype),
+            y: self.y.cast(dtype),
+        }
+    }
+}
+
 /// Stacks points into a [`Batch`].
 #[derive(Clone, Default)]
 pub struct PointBatcher;

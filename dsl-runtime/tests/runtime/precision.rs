@@ -17,15 +17,6 @@ use dsl_runtime::config::precision::Precision;
 use dsl_runtime::fit::precision::backward;
 use dsl_runtime::prelude::*;
 
-/// The batch's float tensors in `dtype`, as `#[derive(Batch)]` casts its own.
-fn cast(batch: Batch, dtype: FloatDType) -> Batch {
-    Batch {
-        x: batch.x.cast(dtype),
-        classes: batch.classes,
-        targets: batch.targets.cast(dtype),
-    }
-}
-
 /// [`Classifier`] back-propagating through `precision::backward`, which applies an f16
 /// run's loss scale: what a `TrainStep` of one's own does to train in f16.
 #[derive(Module, Debug)]
@@ -75,7 +66,7 @@ where
         })
         .train_metric(metric::loss())
         .valid_metric(metric::loss())
-        .batch_casts(Some(cast), Some(cast))
+        .batch_casts(Some(Batch::cast_floats), Some(Batch::cast_floats))
 }
 
 fn data() -> Data<Sample, SampleBatcher> {
@@ -161,7 +152,7 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
                 dsl_runtime::data::epoch_seed(3, epoch),
             ));
         for batch in train.iter() {
-            let batch = cast(batch.expect("in memory"), dtype);
+            let batch = batch.expect("in memory").cast_floats(dtype);
             let low = model.clone().map(&mut ToLow {
                 dtype,
                 leaves: true,
@@ -197,7 +188,7 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
         let mut f1 =
             burn::train::metric::FBetaScoreMetric::multiclass(1.0, 1, ClassReduction::Macro);
         for batch in valid.iter() {
-            let batch = cast(batch.expect("in memory"), dtype);
+            let batch = batch.expect("in memory").cast_floats(dtype);
             let len = batch.x.dims()[0];
             let output = eval.forward_classification(batch);
             let loss = output.loss.clone();

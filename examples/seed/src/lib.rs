@@ -50,6 +50,18 @@ pub struct Batch {
     pub targets: Tensor<2>,
 }
 
+/// A 16-bit run (`--precision bf16`) casts the features and the regression targets; the class
+/// indices stay integers.
+impl dsl_runtime::CastFloats for Batch {
+    fn cast_floats(self, dtype: burn::tensor::FloatDType) -> Self {
+        Batch {
+            x: self.x.cast(dtype),
+            classes: self.classes,
+            targets: self.targets.cast(dtype),
+        }
+    }
+}
+
 /// Stacks seed samples into a [`Batch`].
 #[derive(Clone, Default)]
 pub struct SampleBatcher;
