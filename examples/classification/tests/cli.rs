@@ -722,8 +722,7 @@ fn the_experiment_trains_in_bf16_and_f16() {
         let csv =
             std::fs::read_to_string(dir.path().join("three_class/run-1/metrics.csv")).unwrap();
         csv.lines()
-            .filter(|l| l.contains(",valid,loss,"))
-            .last()
+            .rfind(|l| l.contains(",valid,loss,"))
             .and_then(|l| l.rsplit(',').next()?.parse().ok())
             .expect("a validation loss")
     };

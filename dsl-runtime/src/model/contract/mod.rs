@@ -287,6 +287,8 @@ macro_rules! cast_outputs {
     ($($output:ty { $($float:ident),* }),*) => {$(
         #[diagnostic::do_not_recommend]
         impl CastFloats for $output {
+            // `..self` covers the integer fields; a regression output has none.
+            #[allow(clippy::needless_update)]
             fn cast_floats(self, dtype: FloatDType) -> Self {
                 Self {
                     $($float: self.$float.cast(dtype),)*
