@@ -111,7 +111,14 @@ fn entries(
             // Another trainer's word for one of our keys is read as ours, like a typo; a near
             // miss of one of ours not yet given is a typo first (`mode` meant `model`, though
             // it is also Lightning's word).
-            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name);
+            let synonym = [
+                dsl_vocabulary::synonyms::KEYS,
+                dsl_vocabulary::synonyms::SEARCH,
+            ]
+            .into_iter()
+            .filter_map(|table| dsl_vocabulary::synonyms::find(table, &name))
+            .find(|s| s.ours.is_none_or(|ours| known.contains(&ours)))
+            .or_else(|| dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name));
             let typo =
                 closest(&name, known).filter(|k| synonym.is_none() || !seen.iter().any(|s| s == k));
             let synonym = synonym.filter(|_| typo.is_none());
@@ -1031,6 +1038,14 @@ fn positional_optimizer_args(
                         key.span(),
                         format!("`{name}` has no argument `{key}`\nhelp: {help}"),
                     ),
+                    // Not one of its arguments: which are, not how to give this one a number.
+                    None if !names.contains(&key.to_string().as_str()) => syn::Error::new(
+                        key.span(),
+                        format!(
+                            "`{name}` has no argument `{key}`\nhelp: its arguments are: {}",
+                            names.join(", ")
+                        ),
+                    ),
                     None => syn::Error::new_spanned(
                         &value,
                         format!(
@@ -1130,10 +1145,17 @@ fn schedule_args(name: &str) -> &'static [&'static str] {
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
-        let help = match closest(&name.to_string(), SCHEDULES) {
-            Some(close) => format!("did you mean `{close}`?"),
-            None => format!("use one of {}", SCHEDULES.join(", ")),
+        let synonym =
+            dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::SCHEDULES, &name.to_string());
+        let help = match (synonym, closest(&name.to_string(), SCHEDULES)) {
+            (Some(synonym), _) => synonym.help(),
+            (None, Some(close)) => format!("did you mean `{close}`?"),
+            (None, None) => format!("use one of {}", SCHEDULES.join(", ")),
         };
+        // Its arguments are theirs (`step_size = 10`): skipped with the name, one error.
+        if input.peek(syn::token::Paren) {
+            let _: proc_macro2::Group = input.parse()?;
+        }
         return Err(syn::Error::new(
             name.span(),
             format!("unknown learning-rate schedule `{name}`\nhelp: {help}"),
@@ -1273,6 +1295,19 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
         )
     };
     let split: Ident = input.parse().map_err(form)?;
+    // `val_loss`, `train_acc`: the split and the metric in one word, as Keras writes them.
+    if !input.peek(Token![.])
+        && let Some(synonym) =
+            dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &split.to_string())
+    {
+        return Err(syn::Error::new(
+            split.span(),
+            format!(
+                "a metric is written `split.metric`\nhelp: {}",
+                synonym.help()
+            ),
+        ));
+    }
     input.parse::<Token![.]>().map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -1396,9 +1431,52 @@ fn metrics(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<MetricRef
             ));
             return Ok(lit.parse_with(metric_ref).ok());
         }
+        // `val_loss`: reported, and kept as the metric it means, so that what uses
+        // `valid.loss` elsewhere finds it recorded.
+        if let Some((written, meant)) = keras_metric(content) {
+            errors.push(syn::Error::new(
+                written.span(),
+                format!(
+                    "a metric is written `split.metric`\nhelp: {}",
+                    meant.1.help()
+                ),
+            ));
+            return Ok(Some(MetricRef {
+                split: Ident::new(meant.0, written.span()),
+                step: None,
+                name: Ident::new(meant.1.ours.unwrap_or_default(), written.span()),
+                arg: None,
+                custom: None,
+            }));
+        }
         metric_ref(content).map(Some)
     })?;
     Ok(metrics.into_iter().flatten().collect())
+}
+
+/// A metric written as Keras and Lightning write it (`val_loss`, `train_acc`), alone in its
+/// entry: the word, with the split and the synonym it means.
+fn keras_metric(
+    input: ParseStream,
+) -> Option<(
+    Ident,
+    (&'static str, &'static dsl_vocabulary::synonyms::Synonym),
+)> {
+    let fork = input.fork();
+    let word: Ident = fork.parse().ok()?;
+    if !(fork.is_empty() || fork.peek(Token![,])) {
+        return None;
+    }
+    let synonym =
+        dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &word.to_string())?;
+    synonym.ours?;
+    let split = match synonym.theirs.split('_').next()? {
+        "val" => "valid",
+        "train" => "train",
+        _ => return None,
+    };
+    input.advance_to(&fork);
+    Some((word, (split, synonym)))
 }
 
 /// `[fc1, encoder.layer, "layers.0"]`, read entry by entry: a malformed path (`blocks[0]`)
@@ -1797,7 +1875,47 @@ fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> 
         "a callback is an expression giving a value that implements `Callback`",
         "write e.g. `callbacks: [Logger::new(), StopAt { loss: 0.1 }]`",
     );
-    each_entry_in_form(&content, errors, CALLBACK, |content| content.parse())
+    let entries: Vec<Expr> =
+        each_entry_in_form(&content, errors, CALLBACK, |content| content.parse())?;
+    // Keras' and Lightning's callbacks whose work is a key of ours: one error at the callback,
+    // which is dropped (rustc would add one per name it cannot find in it).
+    Ok(entries
+        .into_iter()
+        .filter(|entry| {
+            let Some(synonym) = foreign_callback(entry) else {
+                return true;
+            };
+            errors.push(syn::Error::new_spanned(
+                entry,
+                format!(
+                    "`{}` is not a callback here\nhelp: {}",
+                    synonym.theirs,
+                    synonym.help()
+                ),
+            ));
+            false
+        })
+        .collect())
+}
+
+/// The callback of another trainer `entry` builds (`EarlyStopping(monitor = ..)`,
+/// `ModelCheckpoint::new(..)`, `TensorBoard`), if it is one.
+fn foreign_callback(entry: &Expr) -> Option<&'static dsl_vocabulary::synonyms::Synonym> {
+    let path = match entry {
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(path) => &path.path,
+            _ => return None,
+        },
+        Expr::Path(path) => &path.path,
+        Expr::Struct(built) => &built.path,
+        _ => return None,
+    };
+    // `ModelCheckpoint::new(..)`: the type, before its constructor.
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    segments
+        .iter()
+        .rev()
+        .find_map(|name| dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::CALLBACKS, name))
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {
@@ -1861,7 +1979,17 @@ fn patience(input: ParseStream) -> syn::Result<Patience> {
         content.parse::<Token![,]>()?;
         let key: Ident = content.parse()?;
         if key != "min_delta" {
-            return Err(syn::Error::new(key.span(), "expected `min_delta = x`"));
+            let help = match dsl_vocabulary::synonyms::find(
+                dsl_vocabulary::synonyms::POLICY_ARGS,
+                &key.to_string(),
+            ) {
+                Some(synonym) => synonym.help(),
+                None => "its one named argument is `min_delta`: `patience(3, valid.loss, min_delta = 0.001)`".to_owned(),
+            };
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`patience` has no argument `{key}`\nhelp: {help}"),
+            ));
         }
         content.parse::<Token![=]>()?;
         min_delta = Some(number(&content)?);

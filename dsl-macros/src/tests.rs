@@ -741,3 +741,14 @@ fn every_list_key_keeps_the_entries_around_a_malformed_one() {
         assert!(msgs[0].contains("\nhelp: "), "{extra}: {msgs:#?}");
     }
 }
+
+/// Every schedule another trainer's word maps to is one of ours.
+#[test]
+fn foreign_schedules_map_to_ours() {
+    for ours in dsl_vocabulary::synonyms::SCHEDULES
+        .iter()
+        .flat_map(dsl_vocabulary::synonyms::Synonym::words)
+    {
+        assert!(crate::parse::SCHEDULES.contains(&ours), "{ours}");
+    }
+}

@@ -342,6 +342,20 @@ fn invocation(out: &mut Out, group: &Tok) {
                         &to,
                         this,
                     );
+                    if key == "lr_schedule" {
+                        for synonym in dsl_vocabulary::synonyms::SCHEDULES
+                            .iter()
+                            .filter(|s| s.ours == Some(name.as_str()))
+                        {
+                            out.push(
+                                "schedule as another trainer writes it",
+                                format!("{name} → {}", synonym.theirs),
+                                (tok.start, tok.end),
+                                synonym.theirs,
+                                this,
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -518,6 +532,18 @@ fn search(out: &mut Out, map: &Tok, this: (usize, usize)) {
             to,
             this,
         );
+        for synonym in dsl_vocabulary::synonyms::SEARCH
+            .iter()
+            .filter(|s| s.ours == Some(key.as_str()))
+        {
+            out.push(
+                "search entry as another tuner writes it",
+                format!("search.{key} → {}", synonym.theirs),
+                (entry[at].start, entry[at].end),
+                synonym.theirs,
+                this,
+            );
+        }
         if ["space", "objective"].contains(&key.as_str()) {
             let end = match inner.get(i + 1) {
                 Some(next) => next[0].start,
@@ -610,6 +636,28 @@ fn metrics(out: &mut Out, list: &Tok, this: (usize, usize)) {
             to,
             this,
         );
+        // `valid.loss` → `val_loss`: split and metric in one word, as Keras writes them.
+        if let Some(split) = i.checked_sub(2).map(|s| &inside[s])
+            && let Some(split_name) = split.ident()
+        {
+            let prefix = match split_name.as_str() {
+                "valid" => "val_",
+                "train" => "train_",
+                _ => continue,
+            };
+            for synonym in dsl_vocabulary::synonyms::METRICS
+                .iter()
+                .filter(|s| s.ours == Some(name.as_str()) && s.theirs.starts_with(prefix))
+            {
+                out.push(
+                    "metric as another trainer writes it",
+                    format!("{split_name}.{name} → {}", synonym.theirs),
+                    (split.start, tok.end),
+                    synonym.theirs,
+                    this,
+                );
+            }
+        }
     }
 }
 
