@@ -366,7 +366,10 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
         );
     }
     match &search.objective {
-        Some((_, metric)) => must_be_recorded("the objective", metric, recorded, errors),
+        Some((direction, metric)) => {
+            must_be_recorded("the objective", metric, recorded, errors);
+            objective_direction(direction, metric, errors);
+        }
         None if given("objective") => {}
         None => {
             let example = match recorded.iter().find(|m| m.split == "valid") {
@@ -1042,6 +1045,37 @@ fn metric_list(exp: &Experiment, errors: &mut Errors) -> Vec<MetricRef> {
         };
     }
     recorded
+}
+
+/// A search that minimizes a metric better high (or maximizes a loss) ranks its worst trial
+/// best: an error at the direction, not a silent study.
+fn objective_direction(direction: &Ident, metric: &MetricRef, errors: &mut Errors) {
+    if metric.custom.is_some() || metric.step.is_some() {
+        return;
+    }
+    let Some(higher) = dsl_vocabulary::metrics::higher_is_better(&metric.name.to_string()) else {
+        return;
+    };
+    let maximize = direction == "max";
+    if maximize != higher {
+        let (better, right) = if higher {
+            ("high", "max")
+        } else {
+            ("low", "min")
+        };
+        err(
+            errors,
+            direction.span(),
+            &format!(
+                "`{direction}({}.{})` would rank the worst trial best: {} is better {better}",
+                metric.split, metric.name, metric.name
+            ),
+            &format!(
+                "write `objective: {right}({}.{})`",
+                metric.split, metric.name
+            ),
+        );
+    }
 }
 
 /// The metrics `best(..)`, `early_stopping`, `plateau` and a search's objective name.

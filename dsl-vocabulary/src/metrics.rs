@@ -190,6 +190,19 @@ pub fn metric(name: &str) -> Option<&'static MetricSpec> {
     METRICS.iter().find(|m| m.name == name)
 }
 
+/// Whether a larger value of catalogue metric `name` is better (accuracy) or worse (loss), as
+/// Burn's metric says in its attributes; `None` for one with no better direction (the rate,
+/// the speed) or outside the catalogue. A search that minimizes a metric better high would
+/// rank its worst trial best.
+pub fn higher_is_better(name: &str) -> Option<bool> {
+    match name {
+        "accuracy" | "top_k" | "precision" | "recall" | "f1" | "fbeta" | "auroc" | "auc_pr"
+        | "hamming" => Some(true),
+        "loss" | "perplexity" | "cer" | "wer" => Some(false),
+        _ => None,
+    }
+}
+
 /// The catalogue's names, in order.
 pub fn metric_names() -> Vec<&'static str> {
     METRICS.iter().map(|m| m.name).collect()

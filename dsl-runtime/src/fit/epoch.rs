@@ -833,17 +833,29 @@ where
 {
     let batches = loader.epoch(ctx.epoch, ctx.limits.1);
     let model = model.valid();
-    let (model, to_f32) = match low {
-        Some((low, to_f32)) => (low.inference(&model), to_f32),
-        None => (model, None),
+    let validated = match low {
+        Some((low, to_f32)) => {
+            let model = low.inference(&model);
+            low.catching(|| {
+                infer(
+                    &model,
+                    batches,
+                    (Split::Valid, ctx.epoch),
+                    metrics,
+                    (interruptible, to_f32),
+                )
+            })
+            .map_err(FitError::Setting)??
+        }
+        None => infer(
+            &model,
+            batches,
+            (Split::Valid, ctx.epoch),
+            metrics,
+            (interruptible, None),
+        )?,
     };
-    if !infer(
-        &model,
-        batches,
-        (Split::Valid, ctx.epoch),
-        metrics,
-        (interruptible, to_f32),
-    )? {
+    if !validated {
         return Ok(false);
     }
     ctx.finish(Split::Valid, metrics, series)?;

@@ -11,6 +11,7 @@ pub(crate) mod epoch;
 mod finite;
 mod freeze;
 mod hooks;
+mod mixed_types;
 pub mod precision;
 mod recompute;
 mod resume;

@@ -31,6 +31,7 @@ use crate::model::precision::{cast_leaves, cast_weights, scaled};
 /// A run's 16-bit precision: the type, and for f16 the loss scale.
 #[derive(Debug)]
 pub struct LowPrecision {
+    precision: Precision,
     dtype: FloatDType,
     /// f16's loss scale; `None` for bf16, whose range is f32's.
     pub scale: Option<LossScale>,
@@ -41,6 +42,7 @@ impl LowPrecision {
     pub fn new(precision: Precision, scale: Option<LossScale>) -> Option<Self> {
         let dtype = precision.low()?;
         Some(Self {
+            precision,
             dtype,
             scale: (precision == Precision::F16).then(|| scale.unwrap_or_default()),
         })
@@ -56,8 +58,9 @@ impl LowPrecision {
     ) -> Result<TrainOutput<<M as TrainStep>::Output>, SettingError> {
         let copy = cast_leaves(AnyModule::new(model.clone()), self.dtype).into_inner::<M>();
         let scale = self.scale.map(|s| s.scale);
-        let output =
-            scaled(scale, || TrainStep::step(&copy, batch)).ok_or_else(|| SettingError {
+        let output = self
+            .catching(|| scaled(scale, || TrainStep::step(&copy, batch)))?
+            .ok_or_else(|| SettingError {
                 option: "precision",
                 message:
                     "is f16, and the model's `TrainStep` back-propagated its loss without the \
@@ -75,6 +78,12 @@ impl LowPrecision {
             grads,
             item: output.item,
         })
+    }
+
+    /// `work` on this run's 16-bit model, with a mix of float types in it reported as the
+    /// model's mistake rather than Burn's panic ([`super::mixed_types`]).
+    pub(super) fn catching<T>(&self, work: impl FnOnce() -> T) -> Result<T, SettingError> {
+        super::mixed_types::catching(self.precision.name(), work)
     }
 
     /// `model` (in inference mode) with its float weights in the low precision, for validation.

@@ -250,4 +250,68 @@ mod tests {
         assert!(right > one_wrong, "{right} vs {one_wrong}");
         assert_eq!(one_wrong / right, 0.75, "one label of four wrong");
     }
+
+    /// The vocabulary's direction of each catalogue metric (which a search's objective is
+    /// checked against at compile time) is the one Burn's metric declares.
+    #[test]
+    fn the_vocabularys_directions_are_burns() {
+        use dsl_vocabulary::metrics::higher_is_better;
+        let burn: [(&str, bool); 13] = [
+            (
+                "loss",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&loss()),
+            ),
+            (
+                "accuracy",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&accuracy()),
+            ),
+            (
+                "top_k",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&top_k(2)),
+            ),
+            (
+                "precision",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&precision()),
+            ),
+            (
+                "recall",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&recall()),
+            ),
+            (
+                "f1",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&f1()),
+            ),
+            (
+                "fbeta",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&fbeta(0.5)),
+            ),
+            (
+                "auroc",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&auroc()),
+            ),
+            (
+                "perplexity",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&perplexity()),
+            ),
+            (
+                "auc_pr",
+                SplitMetric::<ClassificationOutput>::higher_is_better(&auc_pr()),
+            ),
+            (
+                "hamming",
+                SplitMetric::<MultiLabelClassificationOutput>::higher_is_better(&hamming()),
+            ),
+            (
+                "cer",
+                SplitMetric::<SequenceOutput>::higher_is_better(&cer()),
+            ),
+            (
+                "wer",
+                SplitMetric::<SequenceOutput>::higher_is_better(&wer()),
+            ),
+        ];
+        for (name, higher) in burn {
+            assert_eq!(higher_is_better(name), Some(higher), "{name}");
+        }
+    }
 }

@@ -43,6 +43,65 @@ impl InferenceStep for Scaled {
     }
 }
 
+/// A model whose step builds a tensor of its own: f32, the device's default type, whatever
+/// the run computes in.
+#[derive(Module, Debug)]
+pub struct OwnZeros {
+    pub mlp: Mlp,
+}
+
+impl TrainStep for OwnZeros {
+    type Input = Batch;
+    type Output = ClassificationOutput;
+
+    fn step(&self, batch: Batch) -> TrainOutput<ClassificationOutput> {
+        let out = self.mlp.forward_classification(batch);
+        let zeros = Tensor::<1>::zeros([1], &out.loss.device());
+        let out = ClassificationOutput {
+            loss: out.loss + zeros,
+            ..out
+        };
+        TrainOutput::new(self, backward(out.loss.clone()), out)
+    }
+}
+
+impl InferenceStep for OwnZeros {
+    type Input = Batch;
+    type Output = ClassificationOutput;
+
+    fn step(&self, batch: Batch) -> ClassificationOutput {
+        self.mlp.forward_classification(batch)
+    }
+}
+
+/// Burn panics when an operation meets a bf16 tensor and an f32 one; a model that builds one
+/// itself ends the run with an error naming where such tensors come from and the fix.
+#[test]
+fn a_model_mixing_float_types_is_stopped_with_the_fix_not_burns_panic() {
+    if !computes_in(Precision::Bf16) || !cfg!(debug_assertions) {
+        // Burn checks the types of an operation's operands in debug builds only.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let error = fit_of(OwnZeros { mlp: mlp(3) }, dir.path(), Precision::Bf16, 1)
+        .run(&device(), data())
+        .err()
+        .expect("stopped");
+    let text = error.to_string();
+    assert!(
+        text.contains("`precision`")
+            && text.contains("is bf16, and the model met a bf16 tensor with an f32 one")
+            && text.contains("dtype mismatch")
+            && text.contains("`mask.float().cast(x.dtype())`"),
+        "{text}"
+    );
+    // The same model trains in f32.
+    let dir = tempfile::tempdir().unwrap();
+    fit_of(OwnZeros { mlp: mlp(3) }, dir.path(), Precision::F32, 1)
+        .run(&device(), data())
+        .unwrap();
+}
+
 fn fit(dir: &Path, precision: Precision, epochs: usize) -> Fit<Scaled> {
     fit_of(Scaled { mlp: mlp(3) }, dir, precision, epochs)
 }

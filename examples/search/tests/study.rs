@@ -514,6 +514,10 @@ fn mistakes_are_refused_before_any_trial_trains() {
             "the objective `valid.accuracy` is not recorded",
         ),
         (
+            &["--objective", "max(valid.loss)"],
+            "it would rank the worst trial best, loss is better low; write `--objective min(valid.loss)`",
+        ),
+        (
             &["--objective", "valid.loss"],
             "write `min(split.metric)` or `max(split.metric)`",
         ),

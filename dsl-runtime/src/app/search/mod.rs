@@ -182,6 +182,21 @@ pub fn definition(
             recorded.join(", ")
         )));
     }
+    let (_, key) = objective.split_key();
+    if let Some(higher) = dsl_vocabulary::metrics::higher_is_better(key)
+        && higher != objective.maximize
+    {
+        let (better, right) = if higher {
+            ("high", "max")
+        } else {
+            ("low", "min")
+        };
+        return Err(CliError::new(format!(
+            "--objective {}: it would rank the worst trial best, {key} is better {better}; write `--objective {right}({})`",
+            objective.describe(),
+            objective.metric
+        )));
+    }
     let sampler = match flags.sampler {
         Some(text) => Sampler::parse(text).map_err(CliError::new)?,
         None => declared.sampler,
