@@ -533,6 +533,43 @@ fn type_name(input: ParseStream, errors: &mut Errors) -> syn::Result<(syn::Visib
 
 fn model(input: ParseStream, errors: &mut Errors) -> syn::Result<Model> {
     let ty: syn::Type = input.parse()?;
+    // `model: Mlp::new(3, device)`: a constructor call without the type; the type is its
+    // path before the function, and the call is the initialiser (kept, so that what the
+    // expansion writes with the type is not reported again).
+    if let syn::Type::Path(path) = &ty
+        && path.qself.is_none()
+        && path.path.segments.len() >= 2
+        && input.peek(syn::token::Paren)
+    {
+        let mut model_ty = path.path.clone();
+        model_ty.segments.pop();
+        let model_ty = syn::Path {
+            leading_colon: model_ty.leading_colon,
+            segments: model_ty
+                .segments
+                .into_pairs()
+                .map(|p| p.into_value())
+                .collect(),
+        };
+        let args: proc_macro2::Group = input.parse()?;
+        let call = quote::quote!(#path #args);
+        let init: Expr = syn::parse2(call.clone())?;
+        let written_ty = quote::quote!(#model_ty).to_string().replace(' ', "");
+        let written = call.to_string().replace(" :: ", "::").replace(" (", "(");
+        errors.push(syn::Error::new_spanned(
+            &ty,
+            format!(
+                "`model` needs its type before the initialiser\nhelp: write `model: {written_ty} = {written}`"
+            ),
+        ));
+        return Ok(Model {
+            ty: syn::Type::Path(syn::TypePath {
+                qself: None,
+                path: model_ty,
+            }),
+            init: Some(init),
+        });
+    }
     if !input.peek(Token![=]) {
         errors.push(syn::Error::new_spanned(
             &ty,
