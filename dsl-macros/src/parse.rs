@@ -383,9 +383,9 @@ fn top_level(
         "search" => exp.search = Some(search(input, errors)?),
         "hparams" => exp.hparams = Some(hparams(input, errors)?),
         "freeze" => exp.freeze = Some(module_paths(input, errors)?),
-        "unfreeze" => exp.unfreeze = Some(number(input)?),
+        "unfreeze" => exp.unfreeze = Some(number_or_constant(input)?),
         "ema" => {
-            exp.ema = Some(number(input)?);
+            exp.ema = Some(number_or_constant(input)?);
             // `ema: 0.999 on [generator]`: the average of some module paths only.
             if input.peek(Ident) {
                 let on: Ident = input.parse()?;
@@ -1312,7 +1312,7 @@ fn named_args_or_schedule(
         let value = if name == "then" {
             Arg::Schedule(Box::new(schedule(&content)?))
         } else {
-            Arg::Number(number(&content)?)
+            Arg::Number(number_or_constant(&content)?)
         };
         args.push((name, value));
         if !content.is_empty() {
@@ -1589,7 +1589,7 @@ fn plateau(input: ParseStream, name: &Ident) -> syn::Result<Schedule> {
         };
         let key: Ident = content.parse().map_err(named)?;
         content.parse::<Token![=]>().map_err(named)?;
-        let value = number(&content)?;
+        let value = number_or_constant(&content)?;
         match key.to_string().as_str() {
             "factor" => factor = value,
             "patience" => patience = value,
@@ -1971,11 +1971,11 @@ fn policy(input: ParseStream) -> syn::Result<Policy> {
         "none" => return Ok(Policy::None(name)),
         "keep_last" => {
             parenthesized!(content in input);
-            Policy::KeepLast(number(&content)?)
+            Policy::KeepLast(number_or_constant(&content)?)
         }
         "every" => {
             parenthesized!(content in input);
-            Policy::Every(number(&content)?)
+            Policy::Every(number_or_constant(&content)?)
         }
         "best" => {
             parenthesized!(content in input);
@@ -2008,7 +2008,7 @@ fn patience(input: ParseStream) -> syn::Result<Patience> {
     }
     let content;
     parenthesized!(content in input);
-    let patience = number(&content)?;
+    let patience = number_or_constant(&content)?;
     content.parse::<Token![,]>()?;
     let metric = metric_ref(&content)?;
     let mut min_delta = None;
@@ -2029,7 +2029,7 @@ fn patience(input: ParseStream) -> syn::Result<Patience> {
             ));
         }
         content.parse::<Token![=]>()?;
-        min_delta = Some(number(&content)?);
+        min_delta = Some(number_or_constant(&content)?);
     }
     Ok(Patience {
         patience,
@@ -2042,7 +2042,7 @@ fn clip(input: ParseStream) -> syn::Result<Clip> {
     let name: Ident = input.parse()?;
     let content;
     parenthesized!(content in input);
-    let value = number(&content)?;
+    let value = number_or_constant(&content)?;
     match name.to_string().as_str() {
         "norm" => Ok(Clip::Norm(value)),
         "value" => Ok(Clip::Value(value)),

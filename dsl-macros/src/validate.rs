@@ -520,7 +520,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         module_path(path, *span, errors);
     }
     if let Some(n) = &exp.unfreeze {
-        if !n.is_int || !bounds::of("unfreeze").admits(n.value) {
+        if !n.is_constant() && (!n.is_int || !bounds::of("unfreeze").admits(n.value)) {
             err(
                 errors,
                 n,
@@ -586,6 +586,7 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
         }
     }
     if let Some(decay) = &exp.ema
+        && !decay.is_constant()
         && !bounds::of("ema").admits(decay.value)
     {
         err(
@@ -880,6 +881,7 @@ fn positive_counts(exp: &Experiment, errors: &mut Errors) {
         count(errors, "shuffle", &loader.shuffle);
     }
     if let Some(Clip::Norm(n) | Clip::Value(n)) = &exp.grad_clip
+        && !n.is_constant()
         && !bounds::of("grad_clip").admits(n.value)
     {
         err(
@@ -1375,7 +1377,9 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
     };
     for policy in policies {
         match policy {
-            Policy::KeepLast(n) if !n.is_int || !bounds::of("keep_last").admits(n.value) => {
+            Policy::KeepLast(n)
+                if !n.is_constant() && (!n.is_int || !bounds::of("keep_last").admits(n.value)) =>
+            {
                 err(
                     errors,
                     n,
@@ -1383,7 +1387,9 @@ fn checkpoint_policies(exp: &Experiment, recorded: &[MetricRef], errors: &mut Er
                     "write `keep_last(1)` or more, or `checkpoint: none`",
                 );
             }
-            Policy::Every(n) if !n.is_int || !bounds::of("every").admits(n.value) => {
+            Policy::Every(n)
+                if !n.is_constant() && (!n.is_int || !bounds::of("every").admits(n.value)) =>
+            {
                 err(
                     errors,
                     n,
@@ -1409,7 +1415,9 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
     let Some(rule) = &exp.early_stopping else {
         return;
     };
-    if !rule.patience.is_int || !bounds::of("patience").admits(rule.patience.value) {
+    if !rule.patience.is_constant()
+        && (!rule.patience.is_int || !bounds::of("patience").admits(rule.patience.value))
+    {
         err(
             errors,
             &rule.patience,
@@ -1418,6 +1426,7 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
         );
     }
     if let Some(delta) = &rule.min_delta
+        && !delta.is_constant()
         && delta.value < 0.0
     {
         err(
@@ -1436,7 +1445,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
         next = None;
         match schedule {
             Schedule::Exponential { gamma } | Schedule::Step { gamma, .. }
-                if !(gamma.value > 0.0 && gamma.value <= 1.0) =>
+                if !gamma.is_constant() && !(gamma.value > 0.0 && gamma.value <= 1.0) =>
             {
                 err(
                     errors,
@@ -1445,7 +1454,9 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                     "write e.g. `gamma = 0.9`",
                 );
             }
-            Schedule::Step { every, epochs, .. } if !every.is_int || every.value < 1.0 => {
+            Schedule::Step { every, epochs, .. }
+                if !every.is_constant() && (!every.is_int || every.value < 1.0) =>
+            {
                 let unit = if *epochs { "epochs" } else { "steps" };
                 err(
                     errors,
@@ -1454,7 +1465,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                     &format!("write e.g. `step(every_{unit} = 3, gamma = 0.5)`"),
                 );
             }
-            Schedule::Cosine { min } if min.value < 0.0 => {
+            Schedule::Cosine { min } if !min.is_constant() && min.value < 0.0 => {
                 err(
                     errors,
                     min,
@@ -1462,7 +1473,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                     "write e.g. `cosine(min = 1e-5)`",
                 );
             }
-            Schedule::Linear { final_lr } if final_lr.value < 0.0 => {
+            Schedule::Linear { final_lr } if !final_lr.is_constant() && final_lr.value < 0.0 => {
                 err(
                     errors,
                     final_lr,
@@ -1473,7 +1484,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
             Schedule::Plateau {
                 factor, patience, ..
             } => {
-                if !(factor.value > 0.0 && factor.value < 1.0) {
+                if !factor.is_constant() && !(factor.value > 0.0 && factor.value < 1.0) {
                     err(
                         errors,
                         factor,
@@ -1481,7 +1492,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                         "write e.g. `factor = 0.5`",
                     );
                 }
-                if !patience.is_int || patience.value < 0.0 {
+                if !patience.is_constant() && (!patience.is_int || patience.value < 0.0) {
                     err(
                         errors,
                         patience,
@@ -1514,7 +1525,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
                         "use `lr_schedule: plateau(..)` alone",
                     );
                 }
-                if !steps.is_int || steps.value < 1.0 {
+                if !steps.is_constant() && (!steps.is_int || steps.value < 1.0) {
                     err(
                         errors,
                         steps,

@@ -77,7 +77,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "lr_schedule",
         required: "no",
-        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs",
+        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs; each argument a number or a constant of yours (`gamma = GAMMA`), its range then checked at start-up",
         default: "`constant`",
         example: "lr_schedule: cosine(min = 1e-5)",
     },
@@ -105,7 +105,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "checkpoint",
         required: "no",
-        form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch",
+        form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch; `n` and `k` a number or a constant of yours",
         default: "`none`",
         example: "checkpoint: keep_last(2) | best(valid.loss)",
     },
@@ -147,7 +147,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "early_stopping",
         required: "no",
-        form: "`patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)`",
+        form: "`patience(n, split.metric)` or `patience(n, split.metric, min_delta = x)`; `n` and `x` a number or a constant of yours",
         default: "none",
         example: "early_stopping: patience(3, valid.loss)",
     },
@@ -161,7 +161,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "grad_clip",
         required: "no",
-        form: "`norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp",
+        form: "`norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp; `max` a number or a constant of yours",
         default: "none",
         example: "grad_clip: norm(1.0)",
     },
@@ -196,7 +196,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "unfreeze",
         required: "no",
-        form: "the epoch (≥ 1) from which the `freeze` paths train again",
+        form: "the epoch (≥ 1) from which the `freeze` paths train again, or a constant of yours",
         default: "frozen for the run",
         example: "unfreeze: 3",
     },
@@ -217,7 +217,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "ema",
         required: "no",
-        form: "decay in (0, 1): a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint; `ema: 0.999 on [generator]` averages those module paths only, the others following the trained weights",
+        form: "decay in (0, 1), or a constant of yours: a moving average of the weights after each optimizer step, which validation, `best(..)`, `load_best`, export and the test split use; kept in every checkpoint; `ema: 0.999 on [generator]` averages those module paths only, the others following the trained weights",
         default: "none; every parameter",
         example: "ema: 0.999 on [generator]",
     },

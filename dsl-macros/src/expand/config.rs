@@ -268,10 +268,7 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             "ema",
             "Decay of a moving average of the weights, which validation, `best` and loading use; `None`: no average.",
             option(quote!(f64)),
-            values::some_or_none(exp.ema.as_ref().map(|n| {
-                let v = n.value;
-                quote!(#v)
-            })),
+            values::some_or_none(exp.ema.as_ref().map(|n| n.tokens("f64"))),
         ),
         ConfigKey {
             to_option: Some(ToOption::ModelPaths),

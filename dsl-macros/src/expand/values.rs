@@ -96,15 +96,15 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
     match schedule {
         Schedule::Constant => quote!(#Rt::Schedule::Constant),
         Schedule::Cosine { min } => {
-            let v = min.value;
+            let v = min.tokens("f64");
             quote!(#Rt::Schedule::Cosine { min_lr: #v })
         }
         Schedule::Linear { final_lr } => {
-            let v = final_lr.value;
+            let v = final_lr.tokens("f64");
             quote!(#Rt::Schedule::Linear { final_lr: #v })
         }
         Schedule::Exponential { gamma } => {
-            let v = gamma.value;
+            let v = gamma.tokens("f64");
             quote!(#Rt::Schedule::Exponential { gamma: #v })
         }
         Schedule::Step {
@@ -112,7 +112,7 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
             epochs,
             gamma,
         } => {
-            let (n, g) = (every.as_usize(), gamma.value);
+            let (n, g) = (every.tokens("usize"), gamma.tokens("f64"));
             if *epochs {
                 quote!(#Rt::Schedule::StepEpochs { epochs: #n, gamma: #g })
             } else {
@@ -126,7 +126,7 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
         } => {
             let split = split(metric);
             let key = metric.key();
-            let (factor, patience) = (factor.value, patience.as_usize());
+            let (factor, patience) = (factor.tokens("f64"), patience.tokens("usize"));
             quote!(#Rt::Schedule::Plateau {
                 split: #split,
                 metric: ::std::string::String::from(#key),
@@ -135,7 +135,7 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
             })
         }
         Schedule::WarmUp { steps, then } => {
-            let n = steps.as_usize();
+            let n = steps.tokens("usize");
             let then = self::schedule(then);
             quote!(#Rt::Schedule::WarmUp { steps: #n, then: ::std::boxed::Box::new(#then) })
         }
@@ -145,11 +145,11 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
 pub fn grad_clip(clip: &Option<Clip>) -> TokenStream {
     some_or_none(clip.as_ref().map(|clip| match clip {
         Clip::Norm(n) => {
-            let v = n.value;
+            let v = n.tokens("f64");
             quote!(#Rt::GradClip::Norm(#v))
         }
         Clip::Value(n) => {
-            let v = n.value as f32;
+            let v = n.tokens("f32");
             quote!(#Rt::GradClip::Value(#v))
         }
     }))
@@ -159,8 +159,11 @@ pub fn early_stopping(rule: &Option<Patience>) -> TokenStream {
     some_or_none(rule.as_ref().map(|rule| {
         let split = split(&rule.metric);
         let key = rule.metric.key();
-        let patience = rule.patience.as_usize();
-        let delta = rule.min_delta.as_ref().map_or(0.0, |n| n.value);
+        let patience = rule.patience.tokens("usize");
+        let delta = rule
+            .min_delta
+            .as_ref()
+            .map_or_else(|| quote!(0.0f64), |n| n.tokens("f64"));
         quote!(#Rt::EarlyStopping {
             split: #split,
             metric: ::std::string::String::from(#key),
@@ -182,11 +185,11 @@ pub fn checkpoint(exp: &Experiment) -> TokenStream {
     some_or_none(policies(exp).map(|policies| {
         let policies = policies.iter().map(|p| match p {
             Policy::KeepLast(n) => {
-                let n = n.as_usize();
+                let n = n.tokens("usize");
                 quote!(#Rt::Policy::KeepLast { n: #n })
             }
             Policy::Every(k) => {
-                let k = k.as_usize();
+                let k = k.tokens("usize");
                 quote!(#Rt::Policy::Every { k: #k })
             }
             Policy::Best(m) => {
