@@ -1445,7 +1445,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
         next = None;
         match schedule {
             Schedule::Exponential { gamma } | Schedule::Step { gamma, .. }
-                if !gamma.is_constant() && !(gamma.value > 0.0 && gamma.value <= 1.0) =>
+                if !(gamma.is_constant() || gamma.value > 0.0 && gamma.value <= 1.0) =>
             {
                 err(
                     errors,
@@ -1484,7 +1484,7 @@ fn schedule_values(exp: &Experiment, errors: &mut Errors) {
             Schedule::Plateau {
                 factor, patience, ..
             } => {
-                if !factor.is_constant() && !(factor.value > 0.0 && factor.value < 1.0) {
+                if !(factor.is_constant() || factor.value > 0.0 && factor.value < 1.0) {
                     err(
                         errors,
                         factor,
