@@ -61,9 +61,11 @@ training! {
 pub fn pretrain_then_fine_tune(
     artifacts: &str,
     device: &burn::tensor::Device,
+    precision: dsl_runtime::Precision,
 ) -> Result<(FitReport<PretrainModel>, FitReport<FineTuneModel>), FitError> {
     let pretrain = PretrainConfig {
         artifacts: artifacts.to_owned(),
+        precision,
         ..Pretrain::config()
     };
     let pretrained = Pretrain::with_config(pretrain.clone(), device)?;
@@ -71,6 +73,7 @@ pub fn pretrain_then_fine_tune(
     Pretrain::export_saved(&pretrain, &weights, device)?;
     let fine_tune = FineTuneConfig {
         artifacts: artifacts.to_owned(),
+        precision,
         init_from: Some(weights.to_string_lossy().into_owned()),
         ..FineTune::config()
     };

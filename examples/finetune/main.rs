@@ -1,36 +1,57 @@
-//! `cargo run --release -p finetune [-- --artifacts DIR]`: pretrain, export, fine-tune (see
-//! `lib.rs`). Two experiments in sequence, so not one experiment's `cli()`: its only flag is
-//! where both write their runs.
+//! `cargo run --release -p finetune [-- --artifacts DIR] [--precision bf16]`: pretrain,
+//! export, fine-tune (see `lib.rs`). Two experiments in sequence, so not one experiment's
+//! `cli()`: its flags are where both write their runs and the precision both train in.
 
 use std::process::ExitCode;
 
-/// `--artifacts DIR` (or `--artifacts=DIR`), else `artifacts`; anything else is refused.
-fn artifacts(mut args: impl Iterator<Item = String>) -> Result<String, String> {
-    let usage = "usage: finetune [--artifacts DIR]";
-    let mut dir = None;
+use dsl_runtime::Precision;
+
+/// `--artifacts DIR` (else `artifacts`) and `--precision f32|bf16|f16` (else f32), each also
+/// as `--flag=value`; anything else is refused.
+fn flags(mut args: impl Iterator<Item = String>) -> Result<(String, Precision), String> {
+    let usage = "usage: finetune [--artifacts DIR] [--precision f32|bf16|f16]";
+    let (mut dir, mut precision) = (None, None);
     while let Some(arg) = args.next() {
-        let value = match arg.strip_prefix("--artifacts") {
-            Some("") => args.next(),
-            Some(rest) => rest.strip_prefix('=').map(str::to_owned),
-            None => None,
+        let (flag, value) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+            None => (arg.clone(), None),
         };
-        match value {
-            Some(value) if !value.is_empty() && dir.is_none() => dir = Some(value),
+        let value = match flag.as_str() {
+            "--artifacts" | "--precision" => value.or_else(|| args.next()),
+            _ => None,
+        };
+        match (flag.as_str(), value) {
+            ("--artifacts", Some(value)) if !value.is_empty() && dir.is_none() => dir = Some(value),
+            ("--precision", Some(value)) if precision.is_none() => {
+                precision = Some(match value.as_str() {
+                    "f32" => Precision::F32,
+                    "bf16" => Precision::Bf16,
+                    "f16" => Precision::F16,
+                    _ => {
+                        return Err(format!(
+                            "--precision `{value}`: write f32, bf16 or f16\n{usage}"
+                        ));
+                    }
+                });
+            }
             _ => return Err(format!("unexpected argument `{arg}`\n{usage}")),
         }
     }
-    Ok(dir.unwrap_or_else(|| "artifacts".to_owned()))
+    Ok((
+        dir.unwrap_or_else(|| "artifacts".to_owned()),
+        precision.unwrap_or_default(),
+    ))
 }
 
 fn main() -> ExitCode {
-    let artifacts = match artifacts(std::env::args().skip(1)) {
-        Ok(dir) => dir,
+    let (artifacts, precision) = match flags(std::env::args().skip(1)) {
+        Ok(flags) => flags,
         Err(message) => {
             eprintln!("error: {message}");
             return ExitCode::from(2);
         }
     };
-    match finetune::pretrain_then_fine_tune(&artifacts, &burn::tensor::Device::flex()) {
+    match finetune::pretrain_then_fine_tune(&artifacts, &burn::tensor::Device::flex(), precision) {
         Ok((_, tuned)) => {
             eprintln!("fine-tuned run: {}", tuned.run_dir.display());
             ExitCode::SUCCESS

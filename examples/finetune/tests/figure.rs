@@ -9,8 +9,12 @@ use seed::SampleBatcher;
 fn fine_tuning_from_the_exported_weights_learns_the_second_task() {
     let dir = tempfile::tempdir().unwrap();
     let device = burn::tensor::Device::flex();
-    let (pretrained, tuned) =
-        pretrain_then_fine_tune(&dir.path().to_string_lossy(), &device).unwrap();
+    let (pretrained, tuned) = pretrain_then_fine_tune(
+        &dir.path().to_string_lossy(),
+        &device,
+        dsl_runtime::Precision::F32,
+    )
+    .unwrap();
     let accuracy = |report: &FitReport<_>| -> Vec<f64> {
         report
             .history
