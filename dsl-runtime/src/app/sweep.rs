@@ -71,7 +71,89 @@ pub struct Trial {
     rank_by: (Split, String),
 }
 
+/// `trial-<K>.run` in a sweep's folder: the run trial K started, written as it starts, so that
+/// the sweep run again after a kill resumes that run instead of starting another.
+fn started_file(dir: &Path, trial: usize) -> PathBuf {
+    dir.join(format!("trial-{trial}.run"))
+}
+
+/// Whether trial `trial` of the sweep in `dir` finished (its `trial-<K>.json` is there).
+fn finished(dir: &Path, trial: usize) -> bool {
+    dir.join(format!("trial-{trial}.json")).is_file()
+}
+
+/// How trial `trial` of the sweep in `dir` goes on from an earlier process that was stopped:
+/// the run it started (`run-3`), and whether that run has a checkpoint to resume from (else it
+/// is emptied and trained again under the same name, so that no run is left that no trial
+/// names); `None` for a trial that never started or that finished.
+pub(crate) fn started_run(dir: &Path, trial: usize) -> Result<Option<(String, bool)>, CliError> {
+    if finished(dir, trial) {
+        return Ok(None);
+    }
+    let Ok(bytes) = crate::read::bytes(&started_file(dir, trial), crate::read::SMALL) else {
+        return Ok(None);
+    };
+    let run = PathBuf::from(String::from_utf8_lossy(&bytes).trim());
+    let Some(name) = run.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Ok(None);
+    };
+    // Only a run of this experiment's (beside the sweep's folder) is resumed or removed.
+    if !name.starts_with("run-") || run.parent() != dir.parent() {
+        return Ok(None);
+    }
+    if crate::app::search::has_checkpoint(&run) {
+        return Ok(Some((name, true)));
+    }
+    match std::fs::remove_dir_all(&run) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(CliError::new(format!(
+                "trial {trial}: its run {} holds no checkpoint to resume from and cannot be removed to start it again: {e}",
+                run.display()
+            )));
+        }
+    }
+    Ok(Some((name, false)))
+}
+
+/// Writes `trial-<K>.run` as the trial's run starts.
+struct Started {
+    dir: PathBuf,
+    trial: usize,
+}
+
+impl crate::config::options::EpochWatch for Started {
+    fn run_start(&mut self, run_dir: &Path, _: usize, _: usize) -> Option<String> {
+        let run = std::path::absolute(run_dir).unwrap_or_else(|_| run_dir.to_owned());
+        let written = std::fs::create_dir_all(&self.dir).and_then(|()| {
+            replace_file(
+                &started_file(&self.dir, self.trial),
+                run.display().to_string().as_bytes(),
+            )
+        });
+        written.err().map(|e| {
+            format!(
+                "the sweep's record of trial {} cannot be written: {e}",
+                self.trial
+            )
+        })
+    }
+
+    fn epoch_end(&mut self, _: usize, _: &History) -> Option<String> {
+        None
+    }
+}
+
 impl Trial {
+    /// What the trial's run tells the sweep as it starts (`trial-<K>.run`).
+    pub fn watch(&self) -> crate::config::options::Watch {
+        crate::config::options::Watch(Arc::new(Mutex::new(Started {
+            dir: self.dir.clone(),
+            trial: self.trial,
+        })))
+    }
+
     /// Writes `trial-<K>.json` from the trial's `history` and rewrites the sweep's tables.
     pub fn record(&self, history: &History, run_dir: &Path) -> Result<(), FitError> {
         let (split, metric) = (&self.rank_by.0, self.rank_by.1.as_str());
@@ -364,53 +446,79 @@ fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<
 /// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
 /// without `--jobs`, and `env` is added to its environment), at most `jobs` at once. Each child's output (its line per epoch, or
 /// nothing more with the user's `--quiet`) goes to `trial-<K>.log` in the sweep folder and,
-/// with one job, to this terminal too. Returns the trials that failed.
+/// with one job, to this terminal too. Trials an earlier run of the sweep finished are not
+/// trained again, and one it left training goes on from its checkpoint: the children die with
+/// this process, so that none trains on beside the sweep run again. Ctrl-C or a SIGTERM to this
+/// process starts no new trial and, after 2 s, is passed on to the trials training, which save
+/// and stop (as a study's). Returns the trials that failed, and whether it was interrupted.
 pub fn run_children(
     trials: usize,
     jobs: usize,
     dir: &Path,
     args: &[String],
     env: &[(&str, String)],
-) -> Result<Vec<usize>, CliError> {
+) -> Result<(Vec<usize>, bool), CliError> {
     let exe = this_program()?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    let spawn = |trial| spawn_trial(&exe, dir, args, env, trial, jobs <= 1, false);
+    let spawn = |trial| spawn_trial(&exe, dir, args, env, trial, jobs <= 1, true);
+    let _signals = crate::interrupt::Interrupt::install().ok();
     let mut failed = Vec::new();
     let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
     let mut next = 0;
-    while next < trials || !running.is_empty() {
-        while next < trials && running.len() < jobs.max(1) {
+    let mut raised_at: Option<std::time::Instant> = None;
+    let mut forwarded = false;
+    loop {
+        let interrupted = crate::interrupt::raised();
+        if interrupted {
+            let since = *raised_at.get_or_insert_with(std::time::Instant::now);
+            if !forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
+                forwarded = true;
+                for (_, child, _) in &running {
+                    // SAFETY: `kill` on a child this process started and has not reaped.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                }
+            }
+        }
+        while !interrupted && next < trials && running.len() < jobs.max(1) {
+            // Run again after a kill, the sweep trains only what did not finish.
+            if finished(dir, next) {
+                say!("sweep: trial {next} of {trials} finished earlier");
+                next += 1;
+                continue;
+            }
             say!("sweep: trial {next} of {trials} started");
             let (child, copies) = spawn(next)?;
             running.push((next, child, copies));
             next += 1;
         }
-        // Wait for whichever child ends first.
-        loop {
-            let done = running
-                .iter_mut()
-                .position(|(_, child, _)| child.try_wait().ok().flatten().is_some());
-            if let Some(index) = done {
-                let (trial, mut child, copies) = running.swap_remove(index);
-                let ok = child.wait().is_ok_and(|status| status.success());
-                for copy in copies {
-                    let _ = copy.join();
-                }
-                say!(
-                    "sweep: trial {trial} {}",
-                    if ok { "finished" } else { "failed" }
-                );
-                if !ok {
-                    failed.push(trial);
-                }
-                break;
-            }
+        if running.is_empty() {
+            break;
+        }
+        let Some(index) = running
+            .iter_mut()
+            .position(|(_, child, _)| child.try_wait().ok().flatten().is_some())
+        else {
             std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        };
+        let (trial, mut child, copies) = running.swap_remove(index);
+        let status = child.wait().ok();
+        for copy in copies {
+            let _ = copy.join();
+        }
+        match status.and_then(|s| s.code()) {
+            Some(0) => say!("sweep: trial {trial} finished"),
+            // Stopped by Ctrl-C or SIGTERM, saved: the same command goes on from there.
+            Some(130) => say!("sweep: trial {trial} stopped, to resume"),
+            _ => {
+                say!("sweep: trial {trial} failed");
+                failed.push(trial);
+            }
         }
     }
     failed.sort_unstable();
-    Ok(failed)
+    Ok((failed, crate::interrupt::raised()))
 }
 
 /// The comma-separated values of a flag (`--sweep lr=0.1,0.2`, `choice(16,32)`): JSON where
@@ -431,7 +539,7 @@ pub(crate) fn this_program() -> Result<PathBuf, CliError> {
 
 /// Starts trial `trial` as `exe args.. --trial K`, `env` added, its output copied to
 /// `trial-<K>.log` in `dir` and, with `echo`, to this terminal. With `die_with_parent` (Linux),
-/// the child is killed when this process dies, so that a study resumed after a kill never
+/// the child is killed when this process dies, so that a study or sweep resumed after a kill never
 /// finds its trial still training beside the resumed one; and it is put in a process group of
 /// its own, so that Ctrl-C reaches this process alone, which passes it on once (a second signal
 /// would end a trial before it saves).

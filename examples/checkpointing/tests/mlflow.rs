@@ -643,6 +643,74 @@ fn a_study_is_a_parent_run_with_one_child_per_trial_tagged_with_its_state() {
     assert_eq!(number(&last["value"]), best_loss);
 }
 
+/// A sweep killed with `kill -9` in its second trial, then run again: one parent, every
+/// trial's run `FINISHED` on the server with each value of its `metrics.csv` once.
+#[test]
+fn a_sweep_killed_with_9_and_resumed_is_tracked_whole() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("sweep-killed");
+    let flags = [
+        "--epochs",
+        "60",
+        "--set",
+        "resume=null",
+        "--sweep",
+        "lr=0.01,0.02",
+    ];
+    let runs = |dir: &Path| -> Vec<PathBuf> {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(dir.join("resumable"))
+            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        runs.retain(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"));
+        runs.sort();
+        runs
+    };
+    let mut child = train(dir.path(), &server, &name, &flags);
+    let started = Instant::now();
+    // Killed once the second trial's run has epochs on the server.
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no second trial"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended first");
+        let second = runs(dir.path()).get(1).cloned();
+        if second.is_some_and(|run| {
+            run.join("mlflow.json").exists() && ledger(&run)["rows_sent"].as_u64() > Some(30)
+        }) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Run again: the first trial is not trained again, the second goes on in its own run.
+    let again = finished(train(dir.path(), &server, &name, &flags));
+    assert!(
+        again.contains("sweep: trial 0 of 2 finished earlier"),
+        "{again}"
+    );
+    assert!(again.contains("sweep: trial 1 of 2 started"), "{again}");
+    let runs = runs(dir.path());
+    assert_eq!(runs.len(), 2, "a run per trial: {runs:?}");
+    let mut parents = std::collections::BTreeSet::new();
+    for run in &runs {
+        let run_id = ledger(run)["run_id"].as_str().unwrap().to_owned();
+        let held = api(&server, &format!("runs/get?run_id={run_id}"));
+        assert_eq!(
+            held["run"]["info"]["status"],
+            "FINISHED",
+            "{}",
+            run.display()
+        );
+        assert_server_holds_the_csv(&server, run);
+        assert_eq!(csv_metrics(run).len(), 60 * 6 + 60 * 3, "{}", run.display());
+        parents.insert(tags(&server, &run_id)["mlflow.parentRunId"].clone());
+    }
+    assert_eq!(parents.len(), 1, "one parent across the kill: {parents:?}");
+}
+
 /// A study killed with `kill -9` mid-trial, then run again: one parent, every trial's run
 /// `FINISHED` on the server with each value of its `metrics.csv` once, the killed trial's
 /// included.

@@ -735,3 +735,69 @@ fn the_experiment_trains_in_bf16_and_f16() {
         );
     }
 }
+
+/// A sweep killed with `kill -9` in its second trial, then run again with the same command:
+/// the first trial is not trained again, the second goes on from its checkpoint in its own
+/// run (every epoch once in its `metrics.csv`), and no run is left that no trial names.
+#[test]
+fn a_sweep_killed_with_9_goes_on_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    let args = [
+        "--sweep",
+        "lr=0.05,0.1",
+        "--epochs",
+        "300",
+        "--artifacts",
+        artifacts,
+    ];
+    let second = dir.path().join("three_class/run-2");
+    let mut sweep = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    // Killed once the second trial's run has a checkpoint (its `state-N.json` written last).
+    while !std::fs::read_dir(second.join("checkpoint")).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with("state-"))
+    }) {
+        assert!(std::time::Instant::now() < deadline, "no second trial");
+        assert!(sweep.try_wait().unwrap().is_none(), "the sweep ended first");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    sweep.kill().unwrap();
+    sweep.wait().unwrap();
+    let out = run(&args);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("sweep: trial 0 of 2 finished earlier"),
+        "{said}"
+    );
+    let log = std::fs::read_to_string(sweep_dir(dir.path()).join("trial-1.log")).unwrap();
+    assert!(log.contains("resuming after epoch"), "{log}");
+    let runs = std::fs::read_dir(dir.path().join("three_class"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("run-")
+        })
+        .count();
+    assert_eq!(runs, 2, "a run per trial");
+    let csv = std::fs::read_to_string(second.join("metrics.csv")).unwrap();
+    let epochs: Vec<u64> = csv
+        .lines()
+        .filter(|l| l.contains(",valid,loss,"))
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(epochs, (1..=300).collect::<Vec<u64>>());
+    let table = std::fs::read_to_string(sweep_dir(dir.path()).join("sweep.csv")).unwrap();
+    assert_eq!(table.lines().count(), 3, "{table}");
+}

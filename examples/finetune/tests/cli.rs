@@ -26,7 +26,10 @@ fn both_experiments_train_in_bf16() {
 
 #[test]
 fn an_unknown_precision_is_refused_with_the_usage() {
-    let out = Command::new(BIN).args(["--precision", "fp8"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--precision", "fp8"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

@@ -135,7 +135,11 @@ pub fn run<E: Experiment>(
             }
             let report = E::train(config.clone(), &device, |options| {
                 args.adjust(options);
-                options.watch = args.study_trial.as_ref().map(TrialRun::watch);
+                options.watch = match (&args.study_trial, &args.sweep_trial) {
+                    (Some(trial), _) => Some(TrialRun::watch(trial)),
+                    (None, Some(trial)) => Some(trial.watch()),
+                    (None, None) => None,
+                };
             });
             if let Some(trial) = &args.study_trial {
                 let interrupted = matches!(report, Err(FitError::Interrupted { .. }));

@@ -545,7 +545,7 @@ where
             return ExitCode::FAILURE;
         }
         Err(Swept::Interrupted) => {
-            say!("study interrupted: the same command resumes it");
+            say!("interrupted: the same command resumes it");
             return ExitCode::from(130);
         }
     };
@@ -557,7 +557,7 @@ where
 enum Swept {
     Usage(CliError),
     Failed(Vec<usize>),
-    /// A study stopped by Ctrl-C or SIGTERM.
+    /// A study or a sweep stopped by Ctrl-C or SIGTERM.
     Interrupted,
 }
 
@@ -646,8 +646,25 @@ fn sweep<C: Serialize + DeserializeOwned>(
     let dir = plan.dir(&artifacts);
     match args.trial {
         Some(k) => {
-            args.sweep_trial = Some(plan.trial(dir, k)?);
-            Ok(Some(configs.swap_remove(k)))
+            args.sweep_trial = Some(plan.trial(dir.clone(), k)?);
+            // A trial an earlier process started goes on in its own run, from its checkpoint.
+            match crate::app::sweep::started_run(&dir, k)? {
+                Some((run, resume)) => {
+                    let mut settings = trials[k].clone();
+                    let from = if resume {
+                        Value::from("latest")
+                    } else {
+                        Value::Null
+                    };
+                    for (key, value) in [("run", Value::from(run)), ("resume", from)] {
+                        if json.get(key).is_some() {
+                            settings.push((key.to_owned(), value));
+                        }
+                    }
+                    Ok(Some(trial_config::<C>(&json, &settings, "--sweep")?))
+                }
+                None => Ok(Some(configs.swap_remove(k))),
+            }
         }
         None => {
             // A sweep without a metric to rank by fails here, before any trial trains.
@@ -662,19 +679,19 @@ fn sweep<C: Serialize + DeserializeOwned>(
             // With tracking, the sweep is a parent run and each trial a child of it.
             let parent = crate::output::mlflow::SweepParent::start(&dir);
             let env: Vec<(&str, String)> = parent.iter().map(|p| p.env()).collect();
-            let failed =
+            let (failed, interrupted) =
                 crate::app::sweep::run_children(trials.len(), jobs, &dir, &children, &env)?;
             if let Some(parent) = parent {
-                parent.end(failed.is_empty());
+                parent.end(failed.is_empty() && !interrupted);
             }
             match crate::app::sweep::report(&dir) {
                 Ok(table) => show!("{table}"),
                 Err(e) => say!("error: cannot write the sweep's tables: {e}"),
             }
-            if failed.is_empty() {
-                Ok(None)
-            } else {
-                Err(Swept::Failed(failed))
+            match (interrupted, failed.is_empty()) {
+                (true, _) => Err(Swept::Interrupted),
+                (false, true) => Ok(None),
+                (false, false) => Err(Swept::Failed(failed)),
             }
         }
     }

@@ -25,6 +25,7 @@ use prune::Pruner;
 use sampler::Sampler;
 use space::{Dist, Param};
 use study::{Definition, Objective};
+pub(crate) use trial::has_checkpoint;
 pub use trial::{Prepared, TrialRun};
 
 /// The search `training!` declares: what `cli()` searches, with the flags applied.

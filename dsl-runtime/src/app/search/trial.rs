@@ -209,7 +209,7 @@ fn rewritten_at(epoch: usize) -> bool {
 }
 
 /// Whether `run` holds a checkpoint to resume from.
-fn has_checkpoint(run: &Path) -> bool {
+pub(crate) fn has_checkpoint(run: &Path) -> bool {
     std::fs::read_dir(run.join("checkpoint")).is_ok_and(|entries| {
         entries.filter_map(Result::ok).any(|e| {
             let name = e.file_name();
