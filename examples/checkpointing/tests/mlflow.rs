@@ -694,21 +694,24 @@ fn a_sweep_killed_with_9_and_resumed_is_tracked_whole() {
     assert!(again.contains("sweep: trial 1 of 2 started"), "{again}");
     let runs = runs(dir.path());
     assert_eq!(runs.len(), 2, "a run per trial: {runs:?}");
+    assert_tracked_whole(&server, &runs, 60);
+}
+
+/// Each of `runs` (the trials of one sweep or study, `epochs` each) is `FINISHED` on the server
+/// with each value of its `metrics.csv` once, and all have one parent; its id.
+fn assert_tracked_whole(server: &str, runs: &[PathBuf], epochs: usize) -> String {
     let mut parents = std::collections::BTreeSet::new();
-    for run in &runs {
+    for run in runs {
         let run_id = ledger(run)["run_id"].as_str().unwrap().to_owned();
-        let held = api(&server, &format!("runs/get?run_id={run_id}"));
-        assert_eq!(
-            held["run"]["info"]["status"],
-            "FINISHED",
-            "{}",
-            run.display()
-        );
-        assert_server_holds_the_csv(&server, run);
-        assert_eq!(csv_metrics(run).len(), 60 * 6 + 60 * 3, "{}", run.display());
-        parents.insert(tags(&server, &run_id)["mlflow.parentRunId"].clone());
+        let held = api(server, &format!("runs/get?run_id={run_id}"));
+        let at = run.display();
+        assert_eq!(held["run"]["info"]["status"], "FINISHED", "{at}");
+        assert_server_holds_the_csv(server, run);
+        assert_eq!(csv_metrics(run).len(), epochs * 6 + epochs * 3, "{at}");
+        parents.insert(tags(server, &run_id)["mlflow.parentRunId"].clone());
     }
     assert_eq!(parents.len(), 1, "one parent across the kill: {parents:?}");
+    parents.pop_first().unwrap()
 }
 
 /// A study killed with `kill -9` mid-trial, then run again: one parent, every trial's run
@@ -761,25 +764,18 @@ fn a_study_killed_with_9_and_resumed_is_tracked_whole() {
     child.kill().unwrap();
     child.wait().unwrap();
     finished(train(dir.path(), &server, &name, &flags));
-    let mut parents = std::collections::BTreeSet::new();
-    for k in 0..3 {
-        let record: Value =
-            serde_json::from_slice(&std::fs::read(study.join(format!("trial-{k}.json"))).unwrap())
-                .unwrap();
-        assert_eq!(record["state"], "complete", "{record}");
-        let run = PathBuf::from(record["run"].as_str().unwrap());
-        let run_id = ledger(&run)["run_id"].as_str().unwrap().to_owned();
-        let held = api(&server, &format!("runs/get?run_id={run_id}"));
-        assert_eq!(held["run"]["info"]["status"], "FINISHED", "trial {k}");
-        assert_server_holds_the_csv(&server, &run);
-        assert_eq!(csv_metrics(&run).len(), 60 * 6 + 60 * 3, "trial {k}");
-        parents.insert(tags(&server, &run_id)["mlflow.parentRunId"].clone());
-    }
-    assert_eq!(parents.len(), 1, "one parent across the kill: {parents:?}");
-    let parent = api(
-        &server,
-        &format!("runs/get?run_id={}", parents.first().unwrap()),
-    );
+    let runs: Vec<PathBuf> = (0..3)
+        .map(|k| {
+            let record: Value = serde_json::from_slice(
+                &std::fs::read(study.join(format!("trial-{k}.json"))).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(record["state"], "complete", "{record}");
+            PathBuf::from(record["run"].as_str().unwrap())
+        })
+        .collect();
+    let parent = assert_tracked_whole(&server, &runs, 60);
+    let parent = api(&server, &format!("runs/get?run_id={parent}"));
     assert_eq!(parent["run"]["info"]["status"], "FINISHED");
 }
 

@@ -184,13 +184,7 @@ fn two_jobs_draw_the_same_trials_every_time_and_so_does_a_job_array() {
 #[test]
 fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     let flags = ["--trials", "8", "--epochs", "40", "--prune", "none"];
-    let reference = tempfile::tempdir().unwrap();
-    let out = run(reference.path(), &flags);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let expected: Vec<_> = records(&study_dir(reference.path()))
-        .iter()
-        .map(outcome)
-        .collect();
+    let expected = uninterrupted(&flags);
 
     let tmp = tempfile::tempdir().unwrap();
     // First a SIGTERM to the study process alone, once trial 1 trained 3 epochs: the trial
@@ -239,16 +233,7 @@ fn a_study_killed_with_9_resumes_each_trial_once_and_exactly() {
     let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
     assert_eq!(epochs, (1..=40).collect::<Vec<u64>>());
     // One run per trial: none started twice.
-    let runs = std::fs::read_dir(tmp.path().join("plane_fit"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("run-")
-        })
-        .count();
+    let runs = run_folders(tmp.path());
     assert_eq!(runs, 8);
 }
 
@@ -345,13 +330,7 @@ fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
 #[test]
 fn a_trial_killed_on_its_own_is_trained_again_and_the_study_equals_an_uninterrupted_one() {
     let flags = ["--trials", "3", "--epochs", "300", "--prune", "none"];
-    let reference = tempfile::tempdir().unwrap();
-    let out = run(reference.path(), &flags);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let expected: Vec<_> = records(&study_dir(reference.path()))
-        .iter()
-        .map(outcome)
-        .collect();
+    let expected = uninterrupted(&flags);
 
     let tmp = tempfile::tempdir().unwrap();
     let mut study = Command::new(BIN)
@@ -406,16 +385,7 @@ fn a_trial_killed_on_its_own_is_trained_again_and_the_study_equals_an_uninterrup
     let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
     let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
     assert_eq!(epochs, (1..=300).collect::<Vec<u64>>());
-    let runs = std::fs::read_dir(tmp.path().join("plane_fit"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("run-")
-        })
-        .count();
+    let runs = run_folders(tmp.path());
     assert_eq!(runs, 3);
 }
 
@@ -433,6 +403,31 @@ fn trial_processes(pid: u32) -> Vec<u32> {
             })
         })
         .collect()
+}
+
+/// What each trial of an uninterrupted study with `flags` is.
+fn uninterrupted(flags: &[&str]) -> Vec<(Value, Value, Value)> {
+    let reference = tempfile::tempdir().unwrap();
+    let out = run(reference.path(), flags);
+    assert!(out.status.success(), "{}", stderr(&out));
+    records(&study_dir(reference.path()))
+        .iter()
+        .map(outcome)
+        .collect()
+}
+
+/// How many `run-N` folders the experiment has under `artifacts`.
+fn run_folders(artifacts: &Path) -> usize {
+    std::fs::read_dir(artifacts.join("plane_fit"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("run-")
+        })
+        .count()
 }
 
 /// Whether `record` is trial `from` or a later one, training, with `epochs` epochs recorded.
