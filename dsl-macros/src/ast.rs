@@ -370,6 +370,8 @@ pub struct LoraKey {
 /// `norm(x)` or `value(x)`.
 pub enum Clip {
     Norm(Number),
+    /// Each parameter's gradient to this L2 norm (Burn's `GradientClippingConfig::Norm`).
+    ParamNorm(Number),
     Value(Number),
 }
 

@@ -2045,11 +2045,12 @@ fn clip(input: ParseStream) -> syn::Result<Clip> {
     let value = number_or_constant(&content)?;
     match name.to_string().as_str() {
         "norm" => Ok(Clip::Norm(value)),
+        "param_norm" => Ok(Clip::ParamNorm(value)),
         "value" => Ok(Clip::Value(value)),
         other => Err(syn::Error::new(
             name.span(),
             format!(
-                "unknown gradient clipping `{other}`\nhelp: use norm(max) (one global norm) or value(max)"
+                "unknown gradient clipping `{other}`\nhelp: use norm(max) (one global norm, PyTorch's `clip_grad_norm_`), param_norm(max) (each parameter's own, Burn's `GradientClippingConfig::Norm`) or value(max)"
             ),
         )),
     }

@@ -658,6 +658,14 @@ fn data_parallel_steps(exp: &Experiment, errors: &mut Errors) {
             "remove `grad_accumulation` and launch more processes (`mpirun -n N` steps on N batches)",
         );
     }
+    if let (Some(_), Some(Clip::ParamNorm(max))) = (&exp.data_parallel, &exp.grad_clip) {
+        err(
+            errors,
+            max,
+            "`param_norm` needs each parameter's whole gradient, which `data_parallel` holds in slices across processes",
+            "use `grad_clip: norm(..)` (one global norm, exact across processes) or `value(..)`",
+        );
+    }
 }
 
 /// Burn's Learner has no hook that can stop a run or save state in its checkpoints, nor one
@@ -880,7 +888,7 @@ fn positive_counts(exp: &Experiment, errors: &mut Errors) {
         count(errors, "workers", &loader.workers);
         count(errors, "shuffle", &loader.shuffle);
     }
-    if let Some(Clip::Norm(n) | Clip::Value(n)) = &exp.grad_clip
+    if let Some(Clip::Norm(n) | Clip::ParamNorm(n) | Clip::Value(n)) = &exp.grad_clip
         && !n.is_constant()
         && !bounds::of("grad_clip").admits(n.value)
     {

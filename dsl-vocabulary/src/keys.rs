@@ -161,7 +161,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "grad_clip",
         required: "no",
-        form: "`norm(max)`: one global L2 norm over all parameters; `value(max)`: Burn's per-element clamp; `max` a number or a constant of yours",
+        form: "`norm(max)`: one global L2 norm over all parameters (PyTorch's `clip_grad_norm_`); `param_norm(max)`: each parameter's gradient to its own L2 norm (Burn's `GradientClippingConfig::Norm`, not with `data_parallel`); `value(max)`: Burn's per-element clamp; `max` a number or a constant of yours",
         default: "none",
         example: "grad_clip: norm(1.0)",
     },

@@ -148,6 +148,10 @@ pub fn grad_clip(clip: &Option<Clip>) -> TokenStream {
             let v = n.tokens("f64");
             quote!(#Rt::GradClip::Norm(#v))
         }
+        Clip::ParamNorm(n) => {
+            let v = n.tokens("f32");
+            quote!(#Rt::GradClip::ParamNorm(#v))
+        }
         Clip::Value(n) => {
             let v = n.tokens("f32");
             quote!(#Rt::GradClip::Value(#v))

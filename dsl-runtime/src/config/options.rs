@@ -331,6 +331,9 @@ impl FitOptions {
             Some(GradClip::Value(max)) if !within("grad_clip", max.into()) => {
                 return invalid("grad_clip", "value(max) needs a positive max");
             }
+            Some(GradClip::ParamNorm(max)) if !within("grad_clip", max.into()) => {
+                return invalid("grad_clip", "param_norm(max) needs a positive max");
+            }
             _ => {}
         }
         if let Some(stop) = &self.early_stopping

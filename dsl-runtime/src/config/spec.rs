@@ -661,8 +661,13 @@ impl Schedule {
 )]
 pub enum GradClip {
     /// Scale all gradients together so that their global L2 norm (over every parameter) is at
-    /// most this value. Burn's own `GradientClipping::Norm` clips each tensor separately.
+    /// most this value, as PyTorch's `clip_grad_norm_`. Burn's own `GradientClipping::Norm`
+    /// clips each tensor separately: that is [`GradClip::ParamNorm`].
     Norm(f64),
+    /// Scale each parameter's gradient so that its own L2 norm is at most this value (Burn's
+    /// `GradientClippingConfig::Norm`, inside the optimizer).
+    #[serde(rename = "param_norm")]
+    ParamNorm(#[serde(serialize_with = "decimal::f32")] f32),
     /// Clamp every gradient element to `[-max, max]` (Burn's `GradientClipping::Value`).
     Value(#[serde(serialize_with = "decimal::f32")] f32),
 }

@@ -307,6 +307,8 @@ where
     let optimizer = match options.grad_clip {
         Some(GradClip::Value(max)) => optimizer
             .with_grad_clipping(burn::grad_clipping::GradientClippingConfig::Value(max).init()),
+        Some(GradClip::ParamNorm(max)) => optimizer
+            .with_grad_clipping(burn::grad_clipping::GradientClippingConfig::Norm(max).init()),
         Some(GradClip::Norm(_)) => {
             return Err(invalid(
                 "grad_clip",

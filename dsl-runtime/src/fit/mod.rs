@@ -671,12 +671,16 @@ fn training_device(device: &Device, options: &FitOptions) -> Device {
     }
 }
 
-/// Clipping by value is Burn's, inside the optimizer; clipping by the global norm is ours
-/// (`clip.rs`), so it is handed to the training state instead.
+/// Clipping by value and by each parameter's norm is Burn's, inside the optimizer; clipping by
+/// the global norm is ours (`clip.rs`), so it is handed to the training state instead.
 fn clipped(optimizer: ModuleOptimizer, clip: Option<GradClip>) -> (ModuleOptimizer, Option<f64>) {
     match clip {
         Some(GradClip::Value(max)) => (
             optimizer.with_grad_clipping(GradientClippingConfig::Value(max).init()),
+            None,
+        ),
+        Some(GradClip::ParamNorm(max)) => (
+            optimizer.with_grad_clipping(GradientClippingConfig::Norm(max).init()),
             None,
         ),
         Some(GradClip::Norm(max)) => (optimizer, Some(max)),
@@ -1044,6 +1048,13 @@ fn parallel_options(
         return Err(ParallelError::Unsupported {
             setting: "grad_accumulation",
             fix: "each optimizer step already sums one batch per rank; launch more ranks instead",
+        }
+        .into());
+    }
+    if matches!(options.grad_clip, Some(GradClip::ParamNorm(_))) {
+        return Err(ParallelError::Unsupported {
+            setting: "grad_clip",
+            fix: "param_norm(..) needs each parameter's whole gradient, which a data-parallel run holds in slices across ranks: use norm(..) (one global norm, exact across ranks) or value(..)",
         }
         .into());
     }

@@ -57,6 +57,53 @@ fn norm_clipping_bounds_the_update_over_all_parameters_together() {
     }
 }
 
+/// `param_norm(max)` is Burn's per-parameter clipping (`GradientClippingConfig::Norm` on the
+/// optimizer), bit for bit, and not the global norm: on the same steps the two differ.
+#[test]
+fn param_norm_clipping_is_burns_per_parameter_clipping() {
+    use burn::grad_clipping::GradientClippingConfig;
+    let setup = HandSetup {
+        train: 0..96,
+        valid: 96..120,
+        batch_size: 16,
+        epochs: 2,
+        shuffle: Some(3),
+        grad_accumulation: 1,
+        regression: false,
+    };
+    let clipped = || {
+        SgdConfig::new()
+            .with_gradient_clipping(Some(GradientClippingConfig::Norm(0.05)))
+            .init()
+    };
+    let hand = hand_loop(&setup, mlp(3), clipped(), 0.1.into());
+    let free = hand_loop(&setup, mlp(3), SgdConfig::new().init(), 0.1.into());
+    assert_ne!(free.weights, hand.weights, "the bound clips");
+    let fit = |clip: GradClip| {
+        let dir = tempfile::tempdir().unwrap();
+        Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+            .with_options(|o| {
+                o.artifacts = dir.path().to_owned();
+                o.epochs = setup.epochs;
+                o.batch_size = setup.batch_size;
+                o.shuffle = setup.shuffle;
+                o.grad_clip = Some(clip);
+                o.quiet = true;
+            })
+            .train_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+            .unwrap()
+    };
+    let report = fit(GradClip::ParamNorm(0.05));
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(report.model.mlp.weights(), hand.weights);
+    let global = fit(GradClip::Norm(0.05));
+    assert_ne!(global.model.mlp.weights(), hand.weights, "another clipping");
+}
+
 #[test]
 fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
     let dir = tempfile::tempdir().unwrap();
