@@ -400,9 +400,10 @@ fn f16_with_loss_scaling_equals_the_hand_loop_and_resumes_its_scale() {
     let summary = std::fs::read_to_string(resumed.run_dir.join("summary.md")).unwrap();
     let scale = loss_scale(&resumed.run_dir, 3);
     assert_eq!(scale["skipped"], hand.skipped);
+    let steps = if hand.skipped == 1 { "step" } else { "steps" };
     assert!(
         summary.contains(&format!(
-            "f16 loss scale: {} at the end; {} optimizer steps skipped over the run",
+            "f16 loss scale: {} at the end; {} optimizer {steps} skipped over the run",
             scale["scale"].as_f64().unwrap(),
             hand.skipped
         )),
