@@ -98,7 +98,8 @@ pub(crate) fn started_run(dir: &Path, trial: usize) -> Result<Option<(String, bo
         return Ok(None);
     };
     // Only a run of this experiment's (beside the sweep's folder) is resumed or removed.
-    if !name.starts_with("run-") || run.parent() != dir.parent() {
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    if !name.starts_with("run-") || absolute(&run).parent() != absolute(dir).parent() {
         return Ok(None);
     }
     if crate::app::search::has_checkpoint(&run) {

@@ -93,7 +93,10 @@ impl TrialRun {
         let (run, resume) = match run {
             Some((dir, name)) if has_checkpoint(dir) => (Some(name), true),
             // Only a run of this experiment's (beside the study folder) is ever removed.
-            Some((dir, name)) if name.starts_with("run-") && dir.parent() == study.dir.parent() => {
+            Some((dir, name))
+                if name.starts_with("run-")
+                    && absolute(dir).parent() == absolute(&study.dir).parent() =>
+            {
                 match std::fs::remove_dir_all(dir) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -206,6 +209,12 @@ impl EpochWatch for TrialRun {
 fn rewritten_at(epoch: usize) -> bool {
     let stride = 1 << (epoch / 64).max(1).ilog2();
     epoch.is_multiple_of(stride)
+}
+
+/// `path` made absolute (as it is when that fails), so that a relative `--artifacts` and the
+/// absolute path a record may hold compare equal.
+fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// Whether `run` holds a checkpoint to resume from.
