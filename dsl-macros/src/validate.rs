@@ -1711,7 +1711,6 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
         ),
         ("lora", exp.lora.as_ref().map(|l| l.span)),
         ("lr", exp.lr.as_ref().map(|n| n.span)),
-        ("precision", exp.low_precision().map(Ident::span)),
     ];
     for (key, span) in unsupported {
         if let Some(span) = span {

@@ -157,6 +157,7 @@ pub mod __private {
         StepOutput, Yields, confusion_input, for_expressions, never_fed, train_output,
     };
     pub use crate::model::placement;
+    pub use crate::model::precision::backward;
     pub use crate::model::tuning;
     pub use crate::model::weights;
     pub use crate::model::weights::export_safetensors;

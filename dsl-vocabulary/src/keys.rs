@@ -231,7 +231,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "precision",
         required: "no",
-        form: "`f32`, `bf16`, or `f16` (with dynamic loss scaling): the float type of each step's forward and backward passes and of validation; the weights the optimizer steps, its state, checkpoints and `--export` stay f32; the batch's float tensors are cast (`#[derive(Batch)]` batches, or a batch implementing `CastFloats`); not with `steps`, `data_parallel` or Burn's engine",
+        form: "`f32`, `bf16`, or `f16` (with dynamic loss scaling): the float type of each step's forward and backward passes and of validation; the weights the optimizer steps, its state, checkpoints and `--export` stay f32; the batch's float tensors are cast (`#[derive(Batch)]` batches, or a batch implementing `CastFloats`); with `steps`, each optimizer's step runs in it; not with `data_parallel` or Burn's engine",
         default: "`f32`",
         example: "precision: bf16",
     },

@@ -134,8 +134,8 @@ pub fn items(
         let body = respan(
             quote! {
                 let outputs: #output = #outputs;
-                // The loss of the one step that ran.
-                let grads = #Rt::StepOutput::loss(&outputs).backward();
+                // The loss of the one step that ran, in an f16 run's loss scale.
+                let grads = #Rt::backward(#Rt::StepOutput::loss(&outputs));
                 (grads, outputs)
             },
             exp.steps_span,
@@ -184,7 +184,7 @@ pub fn items(
         quote! {
             fn step(&self, batch: Self::Input) -> burn::train::TrainOutput<Self::Output> {
                 let outputs: Self::Output = #first;
-                let grads = #Rt::StepOutput::loss(&outputs).backward();
+                let grads = #Rt::backward(#Rt::StepOutput::loss(&outputs));
                 burn::train::TrainOutput::new(self, grads, outputs)
             }
         },

@@ -646,9 +646,31 @@ impl<M: LearnerModel> TrainState<M> {
     ) -> Result<(), FitError> {
         let due: Vec<_> = steps.due(step).collect();
         for (k, turn) in due.iter().enumerate() {
-            let (grads, output) = turn.play(&self.model, batch);
-            self.update(grads, None)?;
+            let (grads, output) = match &self.precision {
+                Some(low) => low
+                    .run(&self.model, |copy| turn.play(copy, batch))
+                    .map_err(FitError::Setting)?,
+                None => turn.play(&self.model, batch),
+            };
+            // An f16 step whose gradients overflowed is skipped, as in a one-optimizer run.
+            let admitted = match &mut self.precision {
+                Some(low) => low
+                    .admits(ModelRef::new(&self.model), &grads)
+                    .map_err(|source| FitError::Metric {
+                        split: Split::Train,
+                        metric: "precision".to_owned(),
+                        source,
+                    })?,
+                None => true,
+            };
+            if admitted {
+                self.update(grads, None)?;
+            }
             let item = output.sync()?;
+            let item = match (&self.precision, self.to_f32.train) {
+                (Some(_), Some(cast)) => cast(item, FloatDType::F32),
+                _ => item,
+            };
             let last = k + 1 == due.len();
             self.record(&item, metadata, (epoch, step, last), metrics, series, ctx)?;
         }

@@ -411,7 +411,7 @@ impl<M: LearnerModel> Fit<M> {
         precision_supported(
             &options,
             (device, hyperparameters["device"].as_str()),
-            (steps.is_some(), parallel.is_some()),
+            parallel.is_some(),
             (castable, std::any::type_name::<<M as TrainStep>::Input>()),
         )?;
         let group = parallel.as_ref().map(|(group, _)| *group);
@@ -598,12 +598,12 @@ fn checked_options<S>(
 }
 
 /// Refuses a 16-bit `precision` the run cannot train in: on a device without the type's
-/// arithmetic, with several optimizers or data-parallel (not supported yet), or with a batch
+/// arithmetic, data-parallel (not supported yet), or with a batch
 /// type (named `batch`) the run cannot cast (`castable`).
 fn precision_supported(
     options: &FitOptions,
     (device, spelled): (&Device, Option<&str>),
-    (several, parallel): (bool, bool),
+    parallel: bool,
     (castable, batch): (bool, &str),
 ) -> Result<(), FitError> {
     let precision = options.precision;
@@ -617,11 +617,6 @@ fn precision_supported(
         }))
     };
     let name = precision.name();
-    if several {
-        return refuse(format!(
-            "is {name}, which is not supported with several optimizers yet; use f32"
-        ));
-    }
     if parallel {
         return refuse(format!(
             "is {name}, which is not supported with data_parallel yet; use f32"

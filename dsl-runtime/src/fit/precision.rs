@@ -56,10 +56,26 @@ impl LowPrecision {
         model: &M,
         batch: <M as TrainStep>::Input,
     ) -> Result<TrainOutput<<M as TrainStep>::Output>, SettingError> {
+        let (grads, item) = self.run(model, |copy| {
+            let output = TrainStep::step(copy, batch);
+            (output.grads, output.item)
+        })?;
+        Ok(TrainOutput { grads, item })
+    }
+
+    /// `step` (a forward and backward pass giving the gradients of `model`'s parameters and
+    /// an output) run on a 16-bit copy of `model` whose parameters keep their ids, the
+    /// gradients handed back in f32 and unscaled: one step of a one-optimizer run, or one
+    /// optimizer's step of a several-optimizer run.
+    pub(super) fn run<M: LearnerModel, O>(
+        &self,
+        model: &M,
+        step: impl FnOnce(&M) -> (GradientsParams, O),
+    ) -> Result<(GradientsParams, O), SettingError> {
         let copy = cast_leaves(AnyModule::new(model.clone()), self.dtype).into_inner::<M>();
         let scale = self.scale.map(|s| s.scale);
-        let output = self
-            .catching(|| scaled(scale, || TrainStep::step(&copy, batch)))?
+        let (mut grads, item) = self
+            .catching(|| scaled(scale, || step(&copy)))?
             .ok_or_else(|| SettingError {
                 option: "precision",
                 message:
@@ -69,15 +85,11 @@ impl LowPrecision {
                       `loss.backward()`"
                         .to_owned(),
             })?;
-        let mut grads = output.grads;
         ModelRef::new(model).visit(&mut ToF32 {
             grads: &mut grads,
             unscale: scale.map(|s| 1.0 / s),
         });
-        Ok(TrainOutput {
-            grads,
-            item: output.item,
-        })
+        Ok((grads, item))
     }
 
     /// `work` on this run's 16-bit model, with a mix of float types in it reported as the
