@@ -444,6 +444,71 @@ fn best_value(curve: &[(usize, Option<f64>)], higher_is_better: bool) -> Option<
     )
 }
 
+/// The trial processes a sweep or a study is running, and how an interrupt reaches them.
+#[derive(Default)]
+pub(crate) struct Running {
+    children: Vec<(usize, Child, Vec<JoinHandle<()>>)>,
+    raised_at: Option<std::time::Instant>,
+    forwarded: bool,
+}
+
+impl Running {
+    pub fn push(&mut self, trial: usize, (child, copies): (Child, Vec<JoinHandle<()>>)) {
+        self.children.push((trial, child, copies));
+    }
+
+    pub fn len(&self) -> usize {
+        self.children.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.children.is_empty()
+    }
+
+    /// The trials running.
+    pub fn trials(&self) -> impl Iterator<Item = usize> + '_ {
+        self.children.iter().map(|(trial, ..)| *trial)
+    }
+
+    /// Whether Ctrl-C or a SIGTERM reached this process. It reaches the trials too, each then
+    /// saving and stopping, after a grace period of 2 s: a signal sent to every process
+    /// (Slurm's `scancel`) reaches them itself, and a second one would end a trial before it
+    /// saves.
+    pub fn interrupted(&mut self) -> bool {
+        if !crate::interrupt::raised() {
+            return false;
+        }
+        let since = *self.raised_at.get_or_insert_with(std::time::Instant::now);
+        if !self.forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
+            self.forwarded = true;
+            for (_, child, _) in &self.children {
+                // SAFETY: `kill` on a child this process started and has not reaped.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            }
+        }
+        true
+    }
+
+    /// A trial whose process ended, with how it ended (its output copied to the end), or
+    /// `None` after a short wait when none did.
+    pub fn next_ended(&mut self) -> Option<(usize, Option<std::process::ExitStatus>)> {
+        let Some(index) = self
+            .children
+            .iter_mut()
+            .position(|(_, child, _)| child.try_wait().ok().flatten().is_some())
+        else {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            return None;
+        };
+        let (trial, mut child, copies) = self.children.swap_remove(index);
+        let status = child.wait().ok();
+        for copy in copies {
+            let _ = copy.join();
+        }
+        Some((trial, status))
+    }
+}
+
 /// Runs every trial of `plan` as a child process of this binary (`args` are the process's own,
 /// without `--jobs`, and `env` is added to its environment), at most `jobs` at once. Each child's output (its line per epoch, or
 /// nothing more with the user's `--quiet`) goes to `trial-<K>.log` in the sweep folder and,
@@ -465,22 +530,10 @@ pub fn run_children(
     let spawn = |trial| spawn_trial(&exe, dir, args, env, trial, jobs <= 1, true);
     let _signals = crate::interrupt::Interrupt::install().ok();
     let mut failed = Vec::new();
-    let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
+    let mut running = Running::default();
     let mut next = 0;
-    let mut raised_at: Option<std::time::Instant> = None;
-    let mut forwarded = false;
     loop {
-        let interrupted = crate::interrupt::raised();
-        if interrupted {
-            let since = *raised_at.get_or_insert_with(std::time::Instant::now);
-            if !forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
-                forwarded = true;
-                for (_, child, _) in &running {
-                    // SAFETY: `kill` on a child this process started and has not reaped.
-                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-                }
-            }
-        }
+        let interrupted = running.interrupted();
         while !interrupted && next < trials && running.len() < jobs.max(1) {
             // Run again after a kill, the sweep trains only what did not finish.
             if finished(dir, next) {
@@ -489,25 +542,15 @@ pub fn run_children(
                 continue;
             }
             say!("sweep: trial {next} of {trials} started");
-            let (child, copies) = spawn(next)?;
-            running.push((next, child, copies));
+            running.push(next, spawn(next)?);
             next += 1;
         }
         if running.is_empty() {
             break;
         }
-        let Some(index) = running
-            .iter_mut()
-            .position(|(_, child, _)| child.try_wait().ok().flatten().is_some())
-        else {
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let Some((trial, status)) = running.next_ended() else {
             continue;
         };
-        let (trial, mut child, copies) = running.swap_remove(index);
-        let status = child.wait().ok();
-        for copy in copies {
-            let _ = copy.join();
-        }
         match status.and_then(|s| s.code()) {
             Some(0) => say!("sweep: trial {trial} finished"),
             // Stopped by Ctrl-C or SIGTERM, saved: the same command goes on from there.

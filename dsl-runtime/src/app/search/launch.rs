@@ -1,9 +1,6 @@
 //! The study process: trains the trials as child processes of the experiment's own binary,
 //! each once the trials it sees have ended, and records how each ended.
 
-use std::process::Child;
-use std::thread::JoinHandle;
-
 use super::report;
 use super::study::{State, Study, TrialRecord};
 use crate::error::CliError;
@@ -35,33 +32,20 @@ pub(crate) fn run(
     let jobs = study.definition.jobs;
     // Ctrl-C reaches the children too; this process waits for them to save and stop.
     let _signals = crate::interrupt::Interrupt::install().ok();
-    let mut running: Vec<(usize, Child, Vec<JoinHandle<()>>)> = Vec::new();
+    let mut running = crate::app::sweep::Running::default();
     // Trials whose process was killed on its own once, and trained again.
     let mut retried = std::collections::BTreeSet::new();
     let mut ended = Ended::default();
     let mut next = 0;
-    let mut raised_at: Option<std::time::Instant> = None;
-    let mut forwarded = false;
     loop {
-        // Ctrl-C or a SIGTERM sent to this process alone reaches the trials too, each then
-        // saving and stopping, after a grace period: a signal sent to every process (Slurm's
-        // `scancel`) reaches them itself, and a second one would end a trial before it saves.
-        if crate::interrupt::raised() {
+        if running.interrupted() {
             ended.interrupted = true;
-            let since = *raised_at.get_or_insert_with(std::time::Instant::now);
-            if !forwarded && since.elapsed() >= std::time::Duration::from_secs(2) {
-                forwarded = true;
-                for (_, child, _) in &running {
-                    // SAFETY: `kill` on a child this process started and has not reaped.
-                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-                }
-            }
         }
         let stopping = ended.interrupted;
         while !stopping
             && next < trials
             && running.len() < jobs
-            && running.iter().all(|(k, ..)| k + jobs > next)
+            && running.trials().all(|k| k + jobs > next)
         {
             let record = study.read(next)?;
             if record.as_ref().is_some_and(TrialRecord::finished) {
@@ -90,26 +74,17 @@ pub(crate) fn run(
                 "study: trial {next} of {trials} started ({}{resumed})",
                 report::settings(&record.params)
             );
-            let (child, copies) =
+            let spawned =
                 crate::app::sweep::spawn_trial(&exe, &study.dir, args, env, next, jobs <= 1, true)?;
-            running.push((next, child, copies));
+            running.push(next, spawned);
             next += 1;
         }
         if running.is_empty() {
             break;
         }
-        let Some(index) = running
-            .iter_mut()
-            .position(|(_, child, _)| child.try_wait().ok().flatten().is_some())
-        else {
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        let Some((trial, status)) = running.next_ended() else {
             continue;
         };
-        let (trial, mut child, copies) = running.swap_remove(index);
-        let status = child.wait().ok();
-        for copy in copies {
-            let _ = copy.join();
-        }
         let Some(mut record) = study.read(trial)? else {
             continue;
         };
@@ -127,7 +102,7 @@ pub(crate) fn run(
                 say!(
                     "study: trial {trial}'s process was killed ({status}); trained again from its last checkpoint"
                 );
-                let (child, copies) = crate::app::sweep::spawn_trial(
+                let spawned = crate::app::sweep::spawn_trial(
                     &exe,
                     &study.dir,
                     args,
@@ -136,7 +111,7 @@ pub(crate) fn run(
                     jobs <= 1,
                     true,
                 )?;
-                running.push((trial, child, copies));
+                running.push(trial, spawned);
                 continue;
             }
             // The trial's process rewrote the report as it ended, unless it died first.
