@@ -56,7 +56,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "optimizers",
         required: "with `steps`",
-        form: "`{ name: optimizer(lr = ..) on [module paths], .. }`: several optimizers, each a named optimizer of `optimizer`'s list with its `lr`, owning the parameters under its paths (checked at start-up, none owned twice); the run's `lr_schedule` shapes each rate, `grad_clip` clips each step's own gradients; not with `grad_accumulation`, `data_parallel`, Burn's engine, `groups` or `lora`",
+        form: "`{ name: optimizer(lr = ..) on [module paths], .. }`: several optimizers, each a named optimizer of `optimizer`'s list with its `lr`, owning the parameters under its paths (checked at start-up: none owned twice, and none owned by no optimizer unless frozen for the whole run, since it would never train); the run's `lr_schedule` shapes each rate, `grad_clip` clips each step's own gradients; not with `grad_accumulation`, `data_parallel`, Burn's engine, `groups` or `lora`",
         default: "",
         example: "optimizers: { critic: adam(lr = 2e-3) on [critic], generator: adam(lr = 1e-3) on [generator] }",
     },

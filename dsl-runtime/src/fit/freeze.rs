@@ -35,6 +35,11 @@ impl Freeze {
         }
     }
 
+    /// Whether parameter `id` (at `path`) stays frozen for the whole run.
+    pub fn holds_for_good(&self, id: &burn::module::ParamId, path: &str) -> bool {
+        self.until.is_none() && self.group.matches(id, Some(path))
+    }
+
     /// Whether `epoch` is the one the frozen parameters train again from.
     pub fn unfreezes_at(&self, epoch: usize) -> bool {
         self.until == Some(epoch)

@@ -431,8 +431,14 @@ impl<M: LearnerModel> Fit<M> {
             valid: declare(&mut history, Split::Valid, &valid_metrics),
         };
 
-        // 2. The model as the run starts it: pretrained weights, adapters, what is frozen.
+        // 2. The model as the run starts it: pretrained weights, adapters, what is frozen; with
+        // several optimizers, every parameter owned by one unless frozen for good.
         let (model, freeze) = starting_model(model, &options)?;
+        if let Some(steps) = &steps {
+            steps.all_owned(ModelRef::new(&model), |id, path| {
+                freeze.as_ref().is_some_and(|f| f.holds_for_good(id, path))
+            })?;
+        }
 
         // 3. The run directory, and what a resume restores from its checkpoint.
         let (path, mut mirror) = run_dir_of(&options, group)?;

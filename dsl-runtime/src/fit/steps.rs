@@ -37,6 +37,9 @@ pub struct Step<M: LearnerModel> {
 /// The steps of a several-optimizer experiment, in the order they run on each batch.
 pub struct Steps<M: LearnerModel> {
     steps: Vec<Step<M>>,
+    /// What the parameter paths start with on the model the run trains (`model.`), left out
+    /// of messages.
+    prefix: String,
 }
 
 impl<M: LearnerModel> Steps<M> {
@@ -45,6 +48,41 @@ impl<M: LearnerModel> Steps<M> {
         self.steps
             .iter()
             .filter(move |s| step.is_multiple_of(s.every))
+    }
+
+    /// Refuses a model some of whose parameters no optimizer owns: no step's gradients reach
+    /// them (`GradientsParams::from_params` keeps the step's own), so they would never train
+    /// and nothing would say so. Parameters frozen for the whole run (`frozen`) are meant to
+    /// stay as they are.
+    pub(super) fn all_owned(
+        &self,
+        model: ModelRef<'_>,
+        frozen: impl Fn(&ParamId, &str) -> bool,
+    ) -> Result<(), FitError> {
+        let unowned: Vec<String> = crate::model::weights::parameters(model)
+            .into_iter()
+            .filter(|(id, path)| {
+                !frozen(id, path) && !self.steps.iter().any(|s| s.group.matches(id, Some(path)))
+            })
+            .map(|(_, path)| {
+                let path = path.strip_prefix(&self.prefix).unwrap_or(&path);
+                format!("`{path}`")
+            })
+            .collect();
+        if unowned.is_empty() {
+            return Ok(());
+        }
+        let more = match unowned.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        Err(FitError::Setting(SettingError {
+            option: "optimizers",
+            message: format!(
+                "no optimizer owns {}{more}, so they would never train: put their module under an optimizer's `on [..]`, or add it to `freeze` to keep it as it is",
+                unowned[..unowned.len().min(3)].join(", ")
+            ),
+        }))
     }
 
     /// Finds each optimizer's parameters on `model`, the model the run starts training.
@@ -144,7 +182,11 @@ pub fn several<M: LearnerModel>(
         return Err(invalid("declares no optimizer".to_owned()));
     };
     let scheduler = schedule.build_grouped(base_lr, total_steps, &rates)?;
-    Ok((optimizer, scheduler, Steps { steps: built }))
+    let steps = Steps {
+        steps: built,
+        prefix: prefix.to_owned(),
+    };
+    Ok((optimizer, scheduler, steps))
 }
 
 /// The parameters of `model` in `group`.

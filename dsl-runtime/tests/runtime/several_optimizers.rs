@@ -130,3 +130,53 @@ fn a_parameter_owned_twice_or_a_path_of_nothing_is_refused() {
     .to_string();
     assert!(unused.contains("`second`, which no step uses"), "{unused}");
 }
+
+/// A layer no optimizer owns would never train, silently: the run is refused before it
+/// starts, naming the layer's parameters; frozen for the whole run, it is meant to stay, and
+/// the run trains the rest.
+#[test]
+fn a_parameter_no_optimizer_owns_is_refused_unless_frozen() {
+    let only_first: BTreeMap<String, NamedOptimizer> = optimizers(&["mlp.fc1"], &[])
+        .into_iter()
+        .filter(|(name, _)| name == "first")
+        .collect();
+    let run = |freeze: &[&str], unfreeze: Option<usize>| {
+        let (optimizer, schedule, steps) = several(
+            &classifier(),
+            "",
+            &only_first,
+            &Schedule::Constant,
+            6,
+            vec![("first", play as Play<Classifier>)],
+        )
+        .unwrap();
+        Fit::generated(classifier(), optimizer, schedule)
+            .steps(steps)
+            .with_options(|o| {
+                o.epochs = 2;
+                o.batch_size = 16;
+                o.write_files = false;
+                o.quiet = true;
+                o.freeze = freeze.iter().map(|p| p.to_string()).collect();
+                o.unfreeze = unfreeze;
+            })
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+    };
+    let refused = run(&[], None).err().expect("refused").to_string();
+    assert!(
+        refused.contains(
+            "no optimizer owns `mlp.fc2.weight`, `mlp.fc2.bias`, so they would never train"
+        ) && refused.contains("add it to `freeze`"),
+        "{refused}"
+    );
+    // Frozen only until epoch 2, they would train then: still refused.
+    assert!(run(&["mlp.fc2"], Some(2)).is_err());
+    let report = run(&["mlp.fc2"], None).unwrap();
+    assert_eq!(
+        report.model.mlp.fc2.weight.val().into_data(),
+        classifier().mlp.fc2.weight.val().into_data()
+    );
+}
