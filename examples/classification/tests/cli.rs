@@ -747,7 +747,7 @@ fn a_sweep_killed_with_9_goes_on_where_it_stopped() {
         "--sweep",
         "lr=0.05,0.1",
         "--epochs",
-        "300",
+        "150",
         "--artifacts",
         artifacts,
     ];
@@ -797,7 +797,7 @@ fn a_sweep_killed_with_9_goes_on_where_it_stopped() {
         .filter(|l| l.contains(",valid,loss,"))
         .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
         .collect();
-    assert_eq!(epochs, (1..=300).collect::<Vec<u64>>());
+    assert_eq!(epochs, (1..=150).collect::<Vec<u64>>());
     let table = std::fs::read_to_string(sweep_dir(dir.path()).join("sweep.csv")).unwrap();
     assert_eq!(table.lines().count(), 3, "{table}");
 }
