@@ -30,9 +30,9 @@ pub const TPE_STARTUP: usize = 10;
 pub const MEDIAN_STARTUP: usize = 5;
 
 /// The median rule prunes nothing in a trial's first epochs, this many (Optuna's
-/// `n_warmup_steps`, whose default is 0): without it, on the search example 35 of 42 pruned
-/// trials stopped after epoch 1, where the trials' order is mostly their starting point's, one
-/// of them the sixth best; as ASHA's first rung, the first decision is at epoch 2.
+/// `n_warmup_steps`, whose default is 0): at epoch 1 the trials' order is mostly their starting
+/// point's, and deciding there stopped good trials too; as ASHA's first rung, the first
+/// decision is at epoch 2.
 pub const MEDIAN_WARMUP: usize = 1;
 
 /// Successive halving's first rung, in epochs (its "minimum resource"): 2, since on the search
