@@ -5,6 +5,10 @@ use dsl_runtime::prelude::*;
 use finetune::{Pretrain, pretrain_then_fine_tune, relabelled};
 use seed::SampleBatcher;
 
+// In this test binary, not one of its own: each links Burn.
+#[path = "figure/cli.rs"]
+mod cli;
+
 #[test]
 fn fine_tuning_from_the_exported_weights_learns_the_second_task() {
     let dir = tempfile::tempdir().unwrap();

@@ -329,7 +329,7 @@ fn a_sigterm_to_the_study_alone_is_passed_on_and_the_trial_resumes() {
 /// that trial once, and no run folder more than trials.
 #[test]
 fn a_trial_killed_on_its_own_is_trained_again_and_the_study_equals_an_uninterrupted_one() {
-    let flags = ["--trials", "3", "--epochs", "300", "--prune", "none"];
+    let flags = ["--trials", "3", "--epochs", "150", "--prune", "none"];
     let expected = uninterrupted(&flags);
 
     let tmp = tempfile::tempdir().unwrap();
@@ -384,7 +384,7 @@ fn a_trial_killed_on_its_own_is_trained_again_and_the_study_equals_an_uninterrup
     assert_eq!(done[trial as usize]["run"], killed_in["run"]);
     let run_dir = PathBuf::from(killed_in["run"].as_str().unwrap());
     let epochs: Vec<u64> = valid_losses(&run_dir).iter().map(|&(e, _)| e).collect();
-    assert_eq!(epochs, (1..=300).collect::<Vec<u64>>());
+    assert_eq!(epochs, (1..=150).collect::<Vec<u64>>());
     let runs = run_folders(tmp.path());
     assert_eq!(runs, 3);
 }

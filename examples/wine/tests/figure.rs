@@ -4,6 +4,10 @@
 
 use std::process::Command;
 
+// In this test binary, not one of its own: each links Burn.
+#[path = "figure/precision.rs"]
+mod precision;
+
 #[test]
 fn validation_accuracy_beats_the_majority_class_baseline() {
     let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/winequality-red.csv"))
