@@ -801,3 +801,53 @@ fn a_sweep_killed_with_9_goes_on_where_it_stopped() {
     let table = std::fs::read_to_string(sweep_dir(dir.path()).join("sweep.csv")).unwrap();
     assert_eq!(table.lines().count(), 3, "{table}");
 }
+
+/// A SIGTERM to the sweep process alone reaches the trial training after the 2 s grace: it
+/// stops where it is, saved, and the sweep exits with 130; the same command then finishes the
+/// sweep, that trial's run holding every epoch once.
+#[test]
+fn a_sigterm_to_the_sweep_alone_is_passed_on_and_the_sweep_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().to_str().unwrap();
+    // One trial, long enough to outlive the grace (about 7 ms an epoch in a debug build).
+    let args = [
+        "--sweep",
+        "lr=0.05",
+        "--epochs",
+        "800",
+        "--quiet",
+        "--artifacts",
+        artifacts,
+    ];
+    let first = dir.path().join("three_class/run-1");
+    let mut sweep = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !first.join("metrics.csv").exists() {
+        assert!(std::time::Instant::now() < deadline, "no first trial");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let sent = Command::new("kill")
+        .args(["-TERM", &sweep.id().to_string()])
+        .status();
+    assert!(sent.unwrap().success());
+    assert_eq!(sweep.wait().unwrap().code(), Some(130));
+    let table = sweep_dir(dir.path());
+    assert!(
+        !table.join("trial-0.json").exists(),
+        "the trial stopped before its end"
+    );
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(first.join("metrics.csv")).unwrap();
+    let epochs: Vec<u64> = csv
+        .lines()
+        .filter(|l| l.contains(",valid,loss,"))
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(epochs, (1..=800).collect::<Vec<u64>>());
+}
