@@ -83,9 +83,7 @@ fn finished(dir: &Path, trial: usize) -> bool {
 }
 
 /// How trial `trial` of the sweep in `dir` goes on from an earlier process that was stopped:
-/// the run it started (`run-3`), and whether that run has a checkpoint to resume from (else it
-/// is emptied and trained again under the same name, so that no run is left that no trial
-/// names); `None` for a trial that never started or that finished.
+/// [`go_on_in`] the run it started; `None` for a trial that never started or that finished.
 pub(crate) fn started_run(dir: &Path, trial: usize) -> Result<Option<(String, bool)>, CliError> {
     if finished(dir, trial) {
         return Ok(None);
@@ -94,18 +92,31 @@ pub(crate) fn started_run(dir: &Path, trial: usize) -> Result<Option<(String, bo
         return Ok(None);
     };
     let run = PathBuf::from(String::from_utf8_lossy(&bytes).trim());
+    go_on_in(&run, dir, trial)
+}
+
+/// How trial `trial` goes on in `run`, the run an earlier process of it started: its name
+/// (`run-3`), and whether it has a checkpoint to resume from (else it is emptied and trained
+/// again under the same name, so that no run is left that no trial names). `None` for a run
+/// that is not this experiment's (beside `folder`, the sweep's or study's): only those are
+/// resumed or removed.
+pub(crate) fn go_on_in(
+    run: &Path,
+    folder: &Path,
+    trial: usize,
+) -> Result<Option<(String, bool)>, CliError> {
     let Some(name) = run.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return Ok(None);
     };
-    // Only a run of this experiment's (beside the sweep's folder) is resumed or removed.
+    // A relative `--artifacts` and the absolute path a record may hold compare equal.
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    if !name.starts_with("run-") || absolute(&run).parent() != absolute(dir).parent() {
+    if !name.starts_with("run-") || absolute(run).parent() != absolute(folder).parent() {
         return Ok(None);
     }
-    if crate::app::search::has_checkpoint(&run) {
+    if crate::app::search::has_checkpoint(run) {
         return Ok(Some((name, true)));
     }
-    match std::fs::remove_dir_all(&run) {
+    match std::fs::remove_dir_all(run) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {

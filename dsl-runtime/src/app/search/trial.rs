@@ -86,30 +86,10 @@ impl TrialRun {
         };
         // Resumed from the trial's last checkpoint, if it wrote one; else trained anew in the
         // same run folder, so that no folder is left that no record names.
-        let run = record
-            .run
-            .as_ref()
-            .and_then(|run| Some((run, run.file_name()?.to_string_lossy().into_owned())));
-        let (run, resume) = match run {
-            Some((dir, name)) if has_checkpoint(dir) => (Some(name), true),
-            // Only a run of this experiment's (beside the study folder) is ever removed.
-            Some((dir, name))
-                if name.starts_with("run-")
-                    && absolute(dir).parent() == absolute(&study.dir).parent() =>
-            {
-                match std::fs::remove_dir_all(dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => {
-                        return Err(CliError::new(format!(
-                            "trial {trial}: its run {} holds no checkpoint to resume from and cannot be removed to start it again: {e}",
-                            dir.display()
-                        )));
-                    }
-                }
-                (Some(name), false)
-            }
-            _ => (None, false),
+        let (run, resume) = match &record.run {
+            Some(run) => crate::app::sweep::go_on_in(run, &study.dir, trial)?
+                .map_or((None, false), |(name, resume)| (Some(name), resume)),
+            None => (None, false),
         };
         let params = record.params.clone();
         let trial = Arc::new(Mutex::new(TrialRun {
@@ -209,12 +189,6 @@ impl EpochWatch for TrialRun {
 fn rewritten_at(epoch: usize) -> bool {
     let stride = 1 << (epoch / 64).max(1).ilog2();
     epoch.is_multiple_of(stride)
-}
-
-/// `path` made absolute (as it is when that fails), so that a relative `--artifacts` and the
-/// absolute path a record may hold compare equal.
-fn absolute(path: &Path) -> std::path::PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// Whether `run` holds a checkpoint to resume from.
