@@ -77,9 +77,14 @@ fn started_file(dir: &Path, trial: usize) -> PathBuf {
     dir.join(format!("trial-{trial}.run"))
 }
 
-/// Whether trial `trial` of the sweep in `dir` finished (its `trial-<K>.json` is there).
+/// `trial-<K>.json` in a sweep's folder: the trial's record, written when it finished.
+fn record_file(dir: &Path, trial: usize) -> PathBuf {
+    dir.join(format!("trial-{trial}.json"))
+}
+
+/// Whether trial `trial` of the sweep in `dir` finished.
 fn finished(dir: &Path, trial: usize) -> bool {
-    dir.join(format!("trial-{trial}.json")).is_file()
+    record_file(dir, trial).is_file()
 }
 
 /// How trial `trial` of the sweep in `dir` goes on from an earlier process that was stopped:
@@ -197,7 +202,7 @@ impl Trial {
         };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
         let json = serde_json::to_vec_pretty(&record).map_err(|e| io(std::io::Error::other(e)))?;
-        replace_file(&self.dir.join(format!("trial-{}.json", self.trial)), &json).map_err(io)?;
+        replace_file(&record_file(&self.dir, self.trial), &json).map_err(io)?;
         report(&self.dir).map(|_| ()).map_err(io)
     }
 }

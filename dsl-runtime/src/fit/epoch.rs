@@ -494,11 +494,7 @@ impl<M: LearnerModel> TrainState<M> {
                 Some(grads) => self.apply(grads, None)?,
                 None => false,
             };
-            let item = output.item.sync()?;
-            let item = match (&self.precision, self.to_f32.train) {
-                (Some(_), Some(cast)) => cast(item, FloatDType::F32),
-                _ => item,
-            };
+            let item = self.for_metrics(output.item.sync()?);
             let metadata = MetricMetadata {
                 progress: batches.progress(),
                 iteration: Some(index),
@@ -535,15 +531,7 @@ impl<M: LearnerModel> TrainState<M> {
         grads: GradientsParams,
         parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
     ) -> Result<bool, FitError> {
-        if let Some(low) = &mut self.precision
-            && !low
-                .admits(ModelRef::new(&self.model), &grads)
-                .map_err(|source| FitError::Metric {
-                    split: Split::Train,
-                    metric: "precision".to_owned(),
-                    source,
-                })?
-        {
+        if !self.admitted(&grads)? {
             return Ok(false);
         }
         self.next_lr();
@@ -552,6 +540,29 @@ impl<M: LearnerModel> TrainState<M> {
             ema.update(&self.model);
         }
         Ok(true)
+    }
+
+    /// Whether an optimizer step takes `grads`: always, but in f16 only when they are all
+    /// finite (the loss scale updated either way).
+    fn admitted(&mut self, grads: &GradientsParams) -> Result<bool, FitError> {
+        let Some(low) = &mut self.precision else {
+            return Ok(true);
+        };
+        low.admits(ModelRef::new(&self.model), grads)
+            .map_err(|source| FitError::Metric {
+                split: Split::Train,
+                metric: "precision".to_owned(),
+                source,
+            })
+    }
+
+    /// A training output as the metrics read it: in f32 in a 16-bit run, where its type can
+    /// be cast.
+    fn for_metrics(&self, item: TrainOutputOf<M>) -> TrainOutputOf<M> {
+        match (&self.precision, self.to_f32.train) {
+            (Some(_), Some(cast)) => cast(item, FloatDType::F32),
+            _ => item,
+        }
     }
 
     /// The rate of the next optimizer step: the scheduler's, times a plateau's factor.
@@ -653,24 +664,10 @@ impl<M: LearnerModel> TrainState<M> {
                 None => turn.play(&self.model, batch),
             };
             // An f16 step whose gradients overflowed is skipped, as in a one-optimizer run.
-            let admitted = match &mut self.precision {
-                Some(low) => low
-                    .admits(ModelRef::new(&self.model), &grads)
-                    .map_err(|source| FitError::Metric {
-                        split: Split::Train,
-                        metric: "precision".to_owned(),
-                        source,
-                    })?,
-                None => true,
-            };
-            if admitted {
+            if self.admitted(&grads)? {
                 self.update(grads, None)?;
             }
-            let item = output.sync()?;
-            let item = match (&self.precision, self.to_f32.train) {
-                (Some(_), Some(cast)) => cast(item, FloatDType::F32),
-                _ => item,
-            };
+            let item = self.for_metrics(output.sync()?);
             let last = k + 1 == due.len();
             self.record(&item, metadata, (epoch, step, last), metrics, series, ctx)?;
         }
