@@ -543,14 +543,7 @@ fn model(input: ParseStream, errors: &mut Errors) -> syn::Result<Model> {
     {
         let mut model_ty = path.path.clone();
         model_ty.segments.pop();
-        let model_ty = syn::Path {
-            leading_colon: model_ty.leading_colon,
-            segments: model_ty
-                .segments
-                .into_pairs()
-                .map(|p| p.into_value())
-                .collect(),
-        };
+        model_ty.segments.pop_punct();
         let args: proc_macro2::Group = input.parse()?;
         let call = quote::quote!(#path #args);
         let init: Expr = syn::parse2(call.clone())?;
