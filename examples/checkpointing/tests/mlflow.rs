@@ -102,6 +102,28 @@ fn finished(child: Child) -> String {
     stderr
 }
 
+/// `stderr` without the line a loaded machine may print, the server not taking the run's end
+/// within the stated wait; when it was printed, the sync command it names has sent the rest (as
+/// a user would), so the server holds the end all the same.
+fn settled(artifacts: &Path, server: &str, stderr: &str) -> String {
+    const LATE: &str = "did not take the run's end";
+    if stderr.contains(LATE) {
+        let out = Command::new(BIN)
+            .args(["--mlflow-sync", "--artifacts"])
+            .arg(artifacts)
+            .env("MLFLOW_TRACKING_URI", server)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{said}");
+    }
+    stderr
+        .lines()
+        .filter(|line| !line.contains(LATE))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 fn run_dir(artifacts: &Path) -> PathBuf {
     artifacts.join("resumable/run-1")
 }
@@ -225,6 +247,7 @@ fn a_run_shows_its_params_every_value_its_files_and_its_status() {
         &name,
         &["--epochs", "4", "--mlflow-log-model"],
     ));
+    let stderr = settled(dir.path(), &server, &stderr);
     assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
     let run_dir = run_dir(dir.path());
     let ledger = ledger(&run_dir);
@@ -327,7 +350,8 @@ fn kill_9_then_resume_continues_the_same_run_with_one_value_per_step() {
     let held = api(&server, &format!("runs/get?run_id={run_id}"));
     assert_eq!(held["run"]["info"]["status"], "RUNNING");
     // The checkpoint's resume trains again the steps after it; the server keeps each once.
-    finished(train(dir.path(), &server, &name, &["--epochs", "400"]));
+    let stderr = finished(train(dir.path(), &server, &name, &["--epochs", "400"]));
+    settled(dir.path(), &server, &stderr);
     let after = ledger(&run_dir);
     assert_eq!(after["run_id"], before["run_id"], "the same MLflow run");
     let run = api(&server, &format!("runs/get?run_id={run_id}"));
@@ -357,6 +381,7 @@ fn a_resume_after_a_kill_before_the_ledger_named_the_params_keeps_tracking() {
         &name,
         &["--epochs", "3", "--resume", "latest"],
     ));
+    let stderr = settled(dir.path(), &server, &stderr);
     assert!(!stderr.contains("MLflow"), "nothing to say: {stderr}");
     let run_id = left["run_id"].as_str().unwrap();
     let run = api(&server, &format!("runs/get?run_id={run_id}"));
@@ -798,6 +823,7 @@ fn a_failed_run_is_failed_with_its_error_and_an_interrupted_one_killed_until_res
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
+    settled(dir.path(), &server, &stderr);
     let run_id = ledger(&run_dir(dir.path()))["run_id"]
         .as_str()
         .unwrap()
@@ -826,19 +852,92 @@ fn a_failed_run_is_failed_with_its_error_and_an_interrupted_one_killed_until_res
     }
     unsafe { libc_kill(child.id() as i32, 15) };
     let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    settled(dir.path(), &server, &stderr);
+    let run_id = ledger(&run_dir)["run_id"].as_str().unwrap().to_owned();
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "KILLED");
+    assert_server_holds_the_csv(&server, &run_dir);
+    let end = |run_dir: &Path| -> Option<Value> {
+        let bytes = std::fs::read(run_dir.join("mlflow-end.json")).ok()?;
+        Some(serde_json::from_slice(&bytes).unwrap())
+    };
     assert_eq!(
-        out.status.code(),
-        Some(130),
+        end(&run_dir).unwrap()["status"],
+        "KILLED",
+        "the end is kept"
+    );
+    // Resumed, the run has not ended: while it trains, no end is kept for it (a kill -9 now
+    // must not make the sync say KILLED again).
+    let sent = ledger(&run_dir)["rows_sent"].as_u64().unwrap();
+    let child = train(dir.path(), &server, &name, &["--epochs", "400"]);
+    let started = Instant::now();
+    while ledger(&run_dir)["rows_sent"].as_u64().unwrap() == sent {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the resume sent nothing"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if let Some(kept) = end(&run_dir) {
+        assert_eq!(
+            kept["status"], "FINISHED",
+            "the resume's end, not the kill's"
+        );
+    }
+    let stderr = finished(child);
+    settled(dir.path(), &server, &stderr);
+    let run = api(&server, &format!("runs/get?run_id={run_id}"));
+    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_server_holds_the_csv(&server, &run_dir);
+}
+
+/// A run that failed while the server was out of reach: its end (the status and the error) is
+/// kept in the run directory, and the sync sends it, so the server does not show the run as
+/// `RUNNING` for ever.
+#[test]
+fn a_failed_run_whose_end_could_not_go_is_failed_by_the_sync() {
+    let server = server();
+    // A port nothing listens on: bound, then released.
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let name = experiment("failed-offline");
+    let out = train(
+        dir.path(),
+        &format!("http://127.0.0.1:{down}"),
+        &name,
+        &["--lr", "1e30", "--epochs", "3"],
+    )
+    .wait_with_output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let said = stderr.lines().find(|l| l.starts_with("error: ")).unwrap();
+    let run_dir = run_dir(dir.path());
+    assert!(!run_dir.join("mlflow.json").exists(), "the server was down");
+
+    let out = Command::new(BIN)
+        .args(["--mlflow-sync", "--artifacts"])
+        .arg(dir.path())
+        .env("MLFLOW_TRACKING_URI", &server)
+        .env("MLFLOW_EXPERIMENT_NAME", &name)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let run_id = ledger(&run_dir)["run_id"].as_str().unwrap().to_owned();
     let run = api(&server, &format!("runs/get?run_id={run_id}"));
-    assert_eq!(run["run"]["info"]["status"], "KILLED");
-    assert_server_holds_the_csv(&server, &run_dir);
-    finished(train(dir.path(), &server, &name, &["--epochs", "400"]));
-    let run = api(&server, &format!("runs/get?run_id={run_id}"));
-    assert_eq!(run["run"]["info"]["status"], "FINISHED");
+    assert_eq!(run["run"]["info"]["status"], "FAILED");
+    let error = tags(&server, &run_id)["dsl.error"].clone();
+    assert_eq!(format!("error: {error}"), said, "the error the run printed");
     assert_server_holds_the_csv(&server, &run_dir);
 }
 

@@ -256,6 +256,9 @@ pub const LEDGER: &str = "mlflow.json";
 /// The file in a sweep's or study's folder naming its parent run.
 const PARENT_LEDGER: &str = "mlflow-parent.json";
 
+/// The file in a run directory holding how the run ended ([`End`]).
+const END: &str = "mlflow-end.json";
+
 /// Rows, params and tags per request, within MLflow's limits on `log-batch`.
 const METRICS_PER_BATCH: usize = 1000;
 const PAIRS_PER_BATCH: usize = 100;
@@ -304,6 +307,29 @@ impl Ledger {
     }
 }
 
+/// How a run ended, kept on disk before it is sent: an end the server did not take within
+/// [`FINISH_WAIT`] (a failed run's status and error included) is what `--mlflow-sync` sends
+/// later, instead of leaving the run `RUNNING` on the server.
+#[derive(Debug, Serialize, Deserialize)]
+struct End {
+    status: String,
+    artifacts: Vec<String>,
+    /// Why a failed run failed: the tag `dsl.error`.
+    error: Option<String>,
+}
+
+impl End {
+    fn read(run_dir: &Path) -> Option<End> {
+        let bytes = crate::read::bytes(&run_dir.join(END), crate::read::SMALL).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn write(&self, run_dir: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        replace_file(&run_dir.join(END), &json)
+    }
+}
+
 /// A run as the server should show it, gathered at its start.
 pub(crate) struct RunInfo {
     pub run_dir: PathBuf,
@@ -319,13 +345,8 @@ pub(crate) struct RunInfo {
 enum Message {
     /// New rows are in `metrics.csv`.
     Sync,
-    /// The run ended with this status; upload these artifacts of the run directory.
-    Finish {
-        status: &'static str,
-        artifacts: Vec<&'static str>,
-        /// Why a failed run failed: the tag `dsl.error`.
-        error: Option<String>,
-    },
+    /// The run ended.
+    Finish(End),
 }
 
 /// The background thread of a tracked run.
@@ -334,6 +355,7 @@ pub(crate) struct Tracker {
     done: Receiver<()>,
     worker: Option<JoinHandle<()>>,
     finished: bool,
+    run_dir: PathBuf,
     /// What to run when the end was not sent ([`sync_command`]).
     sync_command: String,
 }
@@ -345,6 +367,17 @@ impl Tracker {
     pub fn start(target: &Mlflow, info: RunInfo) -> Result<Tracker, String> {
         let client = Client::from_env(&target.uri)?;
         let sync_command = sync_command(&info.run_dir);
+        // A resumed run has not ended: the end an earlier process kept is not this one's.
+        let run_dir = info.run_dir.clone();
+        match std::fs::remove_file(run_dir.join(END)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "cannot remove {}: {error}",
+                    run_dir.join(END).display()
+                ));
+            }
+            _ => {}
+        }
         // Room for the end and a few epochs: a full queue means a sync is already pending.
         let (messages, inbox) = sync_channel(4);
         let (finished, done) = sync_channel(1);
@@ -374,12 +407,8 @@ impl Tracker {
                     match message {
                         None => {}
                         Some(Message::Sync) => pending = true,
-                        Some(Message::Finish {
-                            status,
-                            artifacts,
-                            error,
-                        }) => {
-                            worker.finish(status, &artifacts, error);
+                        Some(Message::Finish(end)) => {
+                            worker.finish(end);
                             break;
                         }
                     }
@@ -397,6 +426,7 @@ impl Tracker {
             done,
             worker: Some(handle),
             finished: false,
+            run_dir,
             sync_command,
         })
     }
@@ -408,7 +438,8 @@ impl Tracker {
     }
 
     /// The run ended: the last rows, the artifacts and the status go, waited for at most
-    /// [`FINISH_WAIT`]; what is not sent by then stays for `--mlflow-sync`.
+    /// [`FINISH_WAIT`]; what is not sent by then stays for `--mlflow-sync`, the end in
+    /// [`END`].
     pub fn finish(
         &mut self,
         status: &'static str,
@@ -419,11 +450,18 @@ impl Tracker {
             return;
         }
         self.finished = true;
-        let message = Message::Finish {
-            status,
-            artifacts,
+        let end = End {
+            status: status.to_owned(),
+            artifacts: artifacts.into_iter().map(str::to_owned).collect(),
             error,
         };
+        if let Err(error) = end.write(&self.run_dir) {
+            say!(
+                "warning: cannot write {}: {error}; if the server does not take the run's end now, it shows the run as RUNNING",
+                self.run_dir.join(END).display()
+            );
+        }
+        let message = Message::Finish(end);
         // One deadline for handing the end over and for its sending: a worker held by a
         // server that does not answer may not take the message at once.
         let deadline = Instant::now() + FINISH_WAIT;
@@ -472,8 +510,8 @@ impl Drop for Tracker {
     }
 }
 
-/// Sends what `run_dir` holds that the server does not (`--mlflow-sync`): rows, params, the
-/// artifacts and, when the run finished (`summary.md` is there), its status. Blocking; says
+/// Sends what `run_dir` holds that the server does not (`--mlflow-sync`): rows, params and,
+/// when the run ended ([`END`] is there), its artifacts, status and error. Blocking; says
 /// what the server holds.
 pub fn sync_run_dir(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<(), String> {
     let ledger = sync(target, run_dir, experiment)?;
@@ -505,14 +543,13 @@ fn sync(target: &Mlflow, run_dir: &Path, experiment: &str) -> Result<Ledger, Str
         config,
     };
     let mut worker = Worker::new(Client::from_env(&target.uri)?, target.uri.clone(), info);
-    let finished = run_dir.join("summary.md").exists();
-    worker.sync();
-    if finished {
-        worker.finish(
-            "FINISHED",
-            &["config.json", "summary.md", "curves.svg", MODEL_FILE],
-            None,
-        );
+    match End::read(run_dir) {
+        Some(mut end) => {
+            // The model file a tracked run logs is written after the run's end.
+            end.artifacts.push(MODEL_FILE.to_owned());
+            worker.finish(end);
+        }
+        None => worker.sync(),
     }
     match worker.ledger.take() {
         Some(ledger) if !worker.warned && !worker.disabled => Ok(ledger),
@@ -796,7 +833,14 @@ impl Worker {
         self.read.0 += whole as u64;
     }
 
-    fn finish(&mut self, status: &'static str, artifacts: &[&'static str], error: Option<String>) {
+    fn finish(
+        &mut self,
+        End {
+            status,
+            artifacts,
+            error,
+        }: End,
+    ) {
         self.sync();
         if self.disabled || self.warned {
             return;
@@ -816,7 +860,7 @@ impl Worker {
                 return;
             }
         }
-        for name in artifacts {
+        for name in &artifacts {
             let Ok(bytes) =
                 crate::read::bytes(&self.info.run_dir.join(name), crate::read::ARTIFACT)
             else {
@@ -827,7 +871,7 @@ impl Worker {
                 return;
             }
         }
-        if let Err(error) = self.client.update(&ledger.run_id, status, Some(now_ms())) {
+        if let Err(error) = self.client.update(&ledger.run_id, &status, Some(now_ms())) {
             self.behind(&error);
         }
     }
