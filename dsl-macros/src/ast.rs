@@ -103,6 +103,14 @@ impl Experiment {
     pub fn has_burn_engine(&self) -> bool {
         self.engine.is_some() || self.strategy.is_some() || self.devices.is_some()
     }
+
+    /// Burn's scheduler as `lr_schedule`: it sets the rate, so the experiment has no `lr`.
+    pub fn burn_schedule(&self) -> Option<&Expr> {
+        match &self.lr_schedule {
+            Some(Schedule::Burn(expr)) => Some(expr),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Experiment {
@@ -290,6 +298,9 @@ pub enum Schedule {
         steps: Number,
         then: Box<Schedule>,
     },
+    /// Any expression giving one of Burn's scheduler configs (`NoamLrSchedulerConfig::new(..)`,
+    /// `ComposedLrSchedulerConfig::new().cosine(..)`): it sets the rate, so there is no `lr`.
+    Burn(Box<Expr>),
     /// `plateau(valid.loss, factor = 0.5, patience = 2)`: the rate times `factor` each time the
     /// metric has not improved for more than `patience` epochs.
     Plateau {

@@ -1173,6 +1173,9 @@ fn schedule_args(name: &str) -> &'static [&'static str] {
 }
 
 fn schedule(input: ParseStream) -> syn::Result<Schedule> {
+    if let Some(expr) = burn_schedule(input) {
+        return Ok(Schedule::Burn(Box::new(expr)));
+    }
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
         let synonym =
@@ -1276,6 +1279,39 @@ enum Arg {
 
 /// Schedule arguments: numbers, or a nested schedule for `then`. A positional one is told the
 /// name its position takes.
+/// Burn's scheduler as an expression (`NoamLrSchedulerConfig::new(..)`, a function of yours):
+/// anything but our forms. Ours are a name of ours, or one that reads as a misspelling or as
+/// another trainer's word for one (each gets its own error), bare or called; a call with
+/// `key = value` arguments; and a number (not a schedule in `training!`, where the rate is `lr`).
+fn burn_schedule(input: ParseStream) -> Option<Expr> {
+    let fork = input.fork();
+    let expr: Expr = fork.parse().ok()?;
+    let named = |func: &Expr| match func {
+        Expr::Path(p) => p.path.get_ident().is_some_and(|name| {
+            let name = name.to_string();
+            SCHEDULES.contains(&name.as_str())
+                || closest(&name, SCHEDULES).is_some()
+                || dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::SCHEDULES, &name)
+                    .is_some()
+        }),
+        _ => false,
+    };
+    let ours = match &expr {
+        Expr::Call(call) => {
+            named(&call.func)
+                || matches!(&*call.func, Expr::Path(p) if p.path.get_ident().is_some())
+                    && call.args.iter().any(|arg| matches!(arg, Expr::Assign(_)))
+        }
+        Expr::Lit(_) | Expr::Unary(_) => true,
+        other => named(other),
+    };
+    if ours {
+        return None;
+    }
+    input.advance_to(&fork);
+    Some(expr)
+}
+
 fn named_args_or_schedule(
     input: ParseStream,
     schedule_name: &Ident,

@@ -22,6 +22,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
         must_be_recorded("`plateau`", metric, &recorded, errors);
     }
     schedule_values(exp, errors);
+    burn_schedule_alone(exp, errors);
     hparam_fields(exp, errors);
     sweep_axes(exp, &recorded, errors);
     search_space(exp, &recorded, errors);
@@ -902,11 +903,26 @@ fn positive_counts(exp: &Experiment, errors: &mut Errors) {
 }
 
 /// Exactly one learning rate: in `sgd/adam/adamw(lr = ..)`, or as `lr:` beside an optimizer
-/// expression; and it is positive.
+/// expression; and it is positive. None beside Burn's scheduler, which sets the rate.
 fn learning_rate(exp: &Experiment, errors: &mut Errors) {
     // A rejected optimizer's error is the one (a quoted `optimizer: "adam"` is read, unquoted,
     // only for the names it declares).
     if exp.malformed("optimizer") {
+        return;
+    }
+    if exp.burn_schedule().is_some() {
+        let named = match &exp.optimizer {
+            Some(Optimizer::Named { lr, .. }) => lr.as_ref(),
+            _ => None,
+        };
+        for lr in named.into_iter().chain(&exp.lr) {
+            err(
+                errors,
+                lr,
+                "the learning rate is set by Burn's scheduler in `lr_schedule`",
+                "remove `lr`: the scheduler gives every step's rate, as with Burn's `Learner`",
+            );
+        }
         return;
     }
     let lr = match (&exp.optimizer, &exp.lr) {
@@ -1447,6 +1463,37 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
     must_be_recorded("early stopping", &rule.metric, recorded, errors);
 }
 
+/// Burn's scheduler sets one rate for the whole model: nothing else may set a base rate to
+/// scale, and a warm-up of ours cannot lead into it.
+fn burn_schedule_alone(exp: &Experiment, errors: &mut Errors) {
+    if let Some(expr) = exp.burn_schedule() {
+        if let Some((_, span, _)) = exp.groups.as_ref().and_then(|g| g.first()) {
+            err(
+                errors,
+                *span,
+                "`groups` scales a base rate, and Burn's scheduler in `lr_schedule` sets the rate itself",
+                "use a named schedule with `lr` (`lr_schedule: cosine(min = 0.0)`), or remove `groups`",
+            );
+        }
+        if exp.optimizers.is_some() || exp.steps.is_some() {
+            errors.push(syn::Error::new_spanned(
+                expr,
+                "Burn's scheduler gives one rate, and each of several optimizers has its own\nhelp: use a named schedule, which scales each optimizer's `lr`",
+            ));
+        }
+    }
+    let mut next = exp.lr_schedule.as_ref();
+    while let Some(Schedule::WarmUp { then, .. }) = next {
+        if let Schedule::Burn(expr) = &**then {
+            errors.push(syn::Error::new_spanned(
+                expr,
+                "a warm-up leads into one of the named schedules; Burn's scheduler sets the rate itself\nhelp: write the warm-up inside it: Burn's `SequentialLrSchedulerConfig` (or `ComposedLrSchedulerConfig`) with a `LinearLrSchedulerConfig`",
+            ));
+        }
+        next = Some(then);
+    }
+}
+
 fn schedule_values(exp: &Experiment, errors: &mut Errors) {
     let mut next = exp.lr_schedule.as_ref();
     while let Some(schedule) = next {
@@ -1858,6 +1905,15 @@ fn varied_key(
         };
     }
     let name = key.to_string();
+    if name == "lr" && exp.burn_schedule().is_some() {
+        err(
+            errors,
+            key.span(),
+            "this experiment has no `lr`: Burn's scheduler in `lr_schedule` sets the rate",
+            "vary a hyperparameter of yours (`hparams: { peak: f64 = 1e-2 }`) and build the scheduler from it (`config.peak`), or use a named schedule with `lr`",
+        );
+        return Err(());
+    }
     if let Some(kind) = sweep::values(&name) {
         return Ok(Some(kind));
     }

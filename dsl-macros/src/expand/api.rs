@@ -610,6 +610,13 @@ fn optimization(exp: &Experiment, model_name: &Ident, l: &Locals, steps: &Ident)
         Optimizer::Named { .. } => quote!(#config.optimizer.init()?),
         Optimizer::Expr(expr) => quote!(#expr),
     };
+    if exp.burn_schedule().is_some() {
+        // Burn's scheduler sets every rate: no base rate, no groups (refused beside it).
+        return quote! {
+            let #lr_schedule = #config.lr_schedule.build_own()?;
+            let #optimizer = #optimizer_expr;
+        };
+    }
     quote! {
         let #groups = #Rt::tuning::lr_groups(
             &#model_clone,

@@ -117,7 +117,7 @@ pub fn keys(exp: &Experiment) -> Vec<ConfigKey> {
             )
             .expansion_only(),
         );
-    } else {
+    } else if exp.burn_schedule().is_none() {
         keys.push(
             ConfigKey::new("lr", "Base learning rate.", quote!(f64), quote!(#lr)).expansion_only(),
         );

@@ -95,6 +95,11 @@ pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream 
 pub fn schedule(schedule: &Schedule) -> TokenStream {
     match schedule {
         Schedule::Constant => quote!(#Rt::Schedule::Constant),
+        // Spanned at the user's expression: a value that is no scheduler config is an error
+        // there.
+        Schedule::Burn(expr) => {
+            quote::quote_spanned!(syn::spanned::Spanned::span(expr)=> #Rt::Schedule::from(#expr))
+        }
         Schedule::Cosine { min } => {
             let v = min.tokens("f64");
             quote!(#Rt::Schedule::Cosine { min_lr: #v })

@@ -495,6 +495,13 @@ pub enum Schedule {
         /// The schedule after the warm-up.
         then: Box<Schedule>,
     },
+    /// Any of Burn's schedulers as its config (`NoamLrSchedulerConfig`, a
+    /// `ComposedLrSchedulerConfig`, ..): it sets every step's rate itself, so the run has no base
+    /// rate `lr` to scale, group or override.
+    Burn {
+        /// Burn's config, as Burn serializes it.
+        scheduler: BurnSchedule,
+    },
     /// The base rate, times `factor` each time `split.metric` has not improved for more than
     /// `patience` epochs (PyTorch's `ReduceLROnPlateau`; Burn has no such schedule).
     Plateau {
@@ -509,7 +516,50 @@ pub enum Schedule {
     },
 }
 
+/// Burn's scheduler config inside a [`Schedule`]: equal when their JSON is, since Burn's
+/// configs do not implement `PartialEq` (and a resume compares schedules).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BurnSchedule(pub LrSchedulerConfig);
+
+impl PartialEq for BurnSchedule {
+    fn eq(&self, other: &Self) -> bool {
+        serde_json::to_value(&self.0).ok() == serde_json::to_value(&other.0).ok()
+    }
+}
+
+impl<C: Into<LrSchedulerConfig>> From<C> for Schedule {
+    fn from(scheduler: C) -> Self {
+        Schedule::Burn {
+            scheduler: BurnSchedule(scheduler.into()),
+        }
+    }
+}
+
 impl Schedule {
+    /// The scheduler of a schedule that sets its own rate ([`Schedule::Burn`]), for an
+    /// experiment with no base rate. Another schedule (from `--config`) is refused: it would
+    /// need a rate the experiment does not have.
+    pub fn build_own(&self) -> Result<ModuleLrScheduler, FitError> {
+        match self {
+            Schedule::Burn { scheduler } => ModuleLrSchedulerConfig::new(scheduler.0.clone())
+                .init()
+                .map_err(|message| {
+                    FitError::Setting(SettingError {
+                        option: "lr_schedule",
+                        message,
+                    })
+                }),
+            other => Err(FitError::Setting(SettingError {
+                option: "lr_schedule",
+                message: format!(
+                    "is `{}`, which scales a base rate; this experiment's rate is set by Burn's scheduler in its `lr_schedule`, so it has no `lr`: give a Burn scheduler (`{{\"kind\": \"burn\", \"scheduler\": ..}}`) or change `training!`",
+                    other.json()["kind"].as_str().unwrap_or_default()
+                ),
+            })),
+        }
+    }
+
     /// The schedule with its periods in epochs ([`Schedule::StepEpochs`]) counted in optimizer
     /// steps, for a run of `steps_per_epoch` optimizer steps per epoch.
     pub fn in_steps(&self, steps_per_epoch: usize) -> Schedule {
@@ -551,6 +601,11 @@ impl Schedule {
                 option: "lr",
                 message: format!("is {lr}; it must be a positive number"),
             }));
+        }
+        if let Schedule::Burn { .. } = self {
+            return Err(invalid(
+                "is one of Burn's schedulers, which sets the rate itself, and this experiment has a base rate `lr`: write Burn's scheduler as `lr_schedule` in `training!` (and remove `lr`), or use one of the named schedules".to_owned(),
+            ));
         }
         if let Schedule::Plateau { factor, .. } = self {
             if !(*factor > 0.0 && *factor < 1.0) {
@@ -611,6 +666,15 @@ impl Schedule {
         Ok(match self {
             // The reductions are applied by the fit loop from the history (`fit::early_stop`).
             Schedule::Constant | Schedule::Plateau { .. } => LrSchedulerConfig::Constant(lr),
+            Schedule::Burn { .. } => {
+                return Err(FitError::Setting(SettingError {
+                    option: "lr_schedule",
+                    message: "a warm-up's `then` is one of the named schedules; Burn's scheduler \
+                              sets the rate itself: put the warm-up inside it (Burn's \
+                              `SequentialLrSchedulerConfig`)"
+                        .to_owned(),
+                }));
+            }
             Schedule::Cosine { min_lr } => CosineAnnealingLrSchedulerConfig::new(lr, steps)
                 .with_min_lr(*min_lr * scale)
                 .into(),

@@ -2,6 +2,11 @@
 //! of `seed_classification.rs`: same data, order and initial weights, bit-identical losses.
 
 use crate::common::*;
+use burn::lr_scheduler::composed::ComposedLrSchedulerConfig;
+use burn::lr_scheduler::cosine::CosineAnnealingLrSchedulerConfig;
+use burn::lr_scheduler::linear::LinearLrSchedulerConfig;
+use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
+use burn::lr_scheduler::noam::NoamLrSchedulerConfig;
 use burn::optim::{AdamConfig, SgdConfig};
 use burn::train::ClassificationOutput;
 use dsl_runtime::prelude::*;
@@ -189,5 +194,155 @@ fn each_named_optimizer_is_burns_with_burns_defaults() {
         finals.len(),
         4,
         "four different optimizers, four different models"
+    );
+}
+
+/// The schedule of Burn's mnist and custom-learning-strategy examples, as they write it (shorter
+/// periods for an 18-step run): three of Burn's schedulers multiplied.
+fn mnist_schedule() -> ComposedLrSchedulerConfig {
+    ComposedLrSchedulerConfig::new()
+        .cosine(CosineAnnealingLrSchedulerConfig::new(1.0, 12))
+        .linear(LinearLrSchedulerConfig::new(1e-8, 1.0, 12))
+        .linear(LinearLrSchedulerConfig::new(1e-2, 1e-6, 18))
+}
+
+training! {
+    /// Burn's scheduler as the schedule: it sets the rate, so the optimizer has no `lr`.
+    name: BurnScheduled,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+    },
+    optimizer: adam(),
+    lr_schedule: mnist_schedule(),
+    epochs: 3,
+    metrics: [train.loss, train.lr, valid.loss],
+    checkpoint: keep_last(3),
+}
+
+training! {
+    /// Noam, as Burn's text-classification and text-generation examples schedule.
+    name: NoamScheduled,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: {
+        train: samples(0..96),
+        valid: samples(96..120),
+        batcher: SampleBatcher,
+        batch_size: 16,
+    },
+    optimizer: adam(beta_2 = 0.98),
+    lr_schedule: NoamLrSchedulerConfig::new(0.5).with_warmup_steps(5).with_model_size(16),
+    epochs: 3,
+}
+
+/// The rates one of Burn's schedulers gives over `steps` steps, as its own `step()` does.
+fn rates(mut scheduler: ModuleLrScheduler, steps: usize) -> Vec<f64> {
+    (0..steps).map(|_| scheduler.step().base()).collect()
+}
+
+/// The `lr` rows of a run's `metrics.csv`, in step order.
+fn logged_rates(run_dir: &std::path::Path) -> Vec<f64> {
+    let csv = std::fs::read_to_string(run_dir.join("metrics.csv")).unwrap();
+    csv.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (fields[2] == "train" && fields[3] == "lr" && !fields[0].is_empty())
+                .then(|| fields[4].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn burns_own_schedulers_are_the_schedule_step_for_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let composed = || mnist_schedule().init().unwrap();
+    let hand = hand_loop(&setup(None), mlp(3), AdamConfig::new().init(), composed());
+    let config = BurnScheduledConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..BurnScheduled::config()
+    };
+    let report = BurnScheduled::with_config(config.clone(), &run_device()).unwrap();
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(report.model.model.weights(), hand.weights);
+    assert_eq!(logged_rates(&report.run_dir), rates(composed(), 18));
+    // The rate moves: the same run at a constant rate differs.
+    let constant = hand_loop(&setup(None), mlp(3), AdamConfig::new().init(), 1e-2.into());
+    assert_ne!(constant.weights, hand.weights);
+    // The config holds Burn's scheduler and no `lr`.
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.run_dir.join("config.json")).unwrap())
+            .unwrap();
+    let hyperparameters = &saved["hyperparameters"];
+    assert_eq!(hyperparameters["lr_schedule"]["kind"], "burn");
+    assert!(hyperparameters.get("lr").is_none(), "{hyperparameters}");
+
+    // Resumed from its epoch-2 checkpoint, the scheduler goes on where it was.
+    let resumed_dir = tempfile::tempdir().unwrap();
+    let artifacts = resumed_dir.path().to_string_lossy().into_owned();
+    BurnScheduled::with_config(
+        BurnScheduledConfig {
+            artifacts: artifacts.clone(),
+            epochs: 2,
+            ..config.clone()
+        },
+        &run_device(),
+    )
+    .unwrap();
+    let resumed = BurnScheduled::with_config(
+        BurnScheduledConfig {
+            artifacts,
+            resume: Some(dsl_runtime::checkpoint::Resume::Latest),
+            ..config
+        },
+        &run_device(),
+    )
+    .unwrap();
+    assert_eq!(resumed.model.model.weights(), hand.weights);
+    assert_eq!(logged_rates(&resumed.run_dir), rates(composed(), 18));
+}
+
+#[test]
+fn noam_is_burns_noam() {
+    let dir = tempfile::tempdir().unwrap();
+    let noam = NoamLrSchedulerConfig::new(0.5)
+        .with_warmup_steps(5)
+        .with_model_size(16);
+    let hand = hand_loop(
+        &setup(None),
+        mlp(3),
+        AdamConfig::new().with_beta_2(0.98).init(),
+        noam.init().unwrap(),
+    );
+    let config = NoamScheduledConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..NoamScheduled::config()
+    };
+    let report = NoamScheduled::with_config(config, &run_device()).unwrap();
+    assert_bit_identical(&report.history.train_losses(), &hand.losses);
+    assert_eq!(report.model.model.weights(), hand.weights);
+}
+
+/// A schedule that needs a base rate, given to an experiment whose rate Burn's scheduler sets
+/// (through `--config`), is refused before training, naming the key.
+#[test]
+fn a_named_schedule_without_a_base_rate_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BurnScheduledConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        lr_schedule: dsl_runtime::config::spec::Schedule::Cosine { min_lr: 0.0 },
+        ..BurnScheduled::config()
+    };
+    let err = BurnScheduled::with_config(config, &run_device())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("lr_schedule") && err.contains("no `lr`"),
+        "{err}"
     );
 }

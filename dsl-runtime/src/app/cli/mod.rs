@@ -326,14 +326,10 @@ impl Args {
         for (key, value, flag) in typed {
             if let Some(value) = value {
                 if defaults.get(key).is_none() {
-                    if let Some(rates) = defaults.as_object().and_then(rate_keys)
+                    if let Some(fix) = defaults.as_object().and_then(where_the_rate_is)
                         && key == "lr"
                     {
-                        return Err(CliError(format!(
-                            "{flag}: {}, e.g. `--set {}=1e-3`",
-                            several_rates(&rates),
-                            rates[0]
-                        )));
+                        return Err(CliError(format!("{flag}: {fix}")));
                     }
                     return Err(CliError(format!(
                         "{flag}: this experiment has no `{key}` key; add `{key}: ..` to its \
@@ -488,10 +484,10 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
         .filter(|s| s.words().all(|ours| keys.contains(&ours)));
     let rates = ["lr", "learning_rate"]
         .contains(&part)
-        .then(|| rate_keys(map))
+        .then(|| where_the_rate_is(map))
         .flatten();
     let fix = match (rates, synonym, dsl_vocabulary::closest(part, &keys)) {
-        (Some(rates), ..) => several_rates(&rates),
+        (Some(fix), ..) => fix,
         (None, Some(synonym), _) => synonym.help(),
         (None, None, Some(close)) => format!("did you mean `{close}`?"),
         (None, None, None) => format!("the keys are: {}", keys.join(", ")),
@@ -862,26 +858,30 @@ fn parse_args(defaults: &Value) -> Result<Args, ExitCode> {
         })
 }
 
-/// With several optimizers, the key of each one's rate (`optimizers.<name>.lr`); `None` for an
-/// experiment with one rate.
-fn rate_keys(config: &Map<String, Value>) -> Option<Vec<String>> {
+/// Where the rate of an experiment with no `lr` key is set: with several optimizers, each
+/// one's `optimizers.<name>.lr`; with Burn's scheduler as `lr_schedule`, that scheduler. What
+/// `--lr` and `--set lr=` are told; `None` for an experiment with one base rate.
+fn where_the_rate_is(config: &Map<String, Value>) -> Option<String> {
+    if config.get("lr_schedule").and_then(|s| s.get("kind")) == Some(&Value::from("burn")) {
+        return Some(
+            "this experiment's rate is set by Burn's scheduler in its `lr_schedule`, so it has \
+             no `lr`: change the rate there, or build the scheduler from a hyperparameter of \
+             yours (`hparams`) and set that"
+                .to_owned(),
+        );
+    }
     let Value::Object(optimizers) = config.get("optimizers")? else {
         return None;
     };
     let keys: Vec<String> = optimizers
         .keys()
-        .map(|name| format!("optimizers.{name}.lr"))
+        .map(|name| format!("`optimizers.{name}.lr`"))
         .collect();
-    (!keys.is_empty()).then_some(keys)
-}
-
-/// What `--lr` or `--set lr=` is told with several optimizers: the rates there are.
-fn several_rates(keys: &[String]) -> String {
-    let keys: Vec<String> = keys.iter().map(|key| format!("`{key}`")).collect();
-    format!(
-        "with several optimizers each has its own rate: set {}",
+    let first = optimizers.keys().next()?;
+    Some(format!(
+        "with several optimizers each has its own rate: set {}, e.g. `--set optimizers.{first}.lr=1e-3`",
         keys.join(" or ")
-    )
+    ))
 }
 
 fn print_config(config: serde_json::Result<Value>) -> ExitCode {
