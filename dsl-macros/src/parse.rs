@@ -1183,7 +1183,10 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
         let help = match (synonym, closest(&name.to_string(), SCHEDULES)) {
             (Some(synonym), _) => synonym.help(),
             (None, Some(close)) => format!("did you mean `{close}`?"),
-            (None, None) => format!("use one of {}", SCHEDULES.join(", ")),
+            (None, None) => format!(
+                "use one of {}, or one of Burn's schedulers as an expression (`NoamLrSchedulerConfig::new(1e-2)`)",
+                SCHEDULES.join(", ")
+            ),
         };
         // Its arguments are theirs (`step_size = 10`): skipped with the name, one error.
         if input.peek(syn::token::Paren) {
@@ -1280,8 +1283,8 @@ enum Arg {
 /// Schedule arguments: numbers, or a nested schedule for `then`. A positional one is told the
 /// name its position takes.
 /// Burn's scheduler as an expression (`NoamLrSchedulerConfig::new(..)`, a function of yours):
-/// anything but our forms. Ours are a name of ours, or one that reads as a misspelling or as
-/// another trainer's word for one (each gets its own error), bare or called; a call with
+/// anything but our forms. Ours are a bare name; a call of a name of ours, or of one that reads
+/// as a misspelling or as another trainer's word for one (each gets its own error); a call with
 /// `key = value` arguments; and a number (not a schedule in `training!`, where the rate is `lr`).
 fn burn_schedule(input: ParseStream) -> Option<Expr> {
     let fork = input.fork();
@@ -1303,7 +1306,9 @@ fn burn_schedule(input: ParseStream) -> Option<Expr> {
                     && call.args.iter().any(|arg| matches!(arg, Expr::Assign(_)))
         }
         Expr::Lit(_) | Expr::Unary(_) => true,
-        other => named(other),
+        // A bare name is a schedule's, as `constant` (no constant holds Burn's config).
+        Expr::Path(p) => p.path.get_ident().is_some(),
+        _ => false,
     };
     if ours {
         return None;

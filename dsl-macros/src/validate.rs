@@ -910,6 +910,16 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
     if exp.malformed("optimizer") {
         return;
     }
+    let mut schedule = exp.lr_schedule.as_ref();
+    while let Some(Schedule::WarmUp { then, .. }) = schedule {
+        schedule = Some(then);
+    }
+    if let Some(Schedule::Burn(_)) = schedule
+        && exp.burn_schedule().is_none()
+    {
+        // Inside a warm-up: that error is the one (`burn_schedule_alone`).
+        return;
+    }
     if exp.burn_schedule().is_some() {
         let named = match &exp.optimizer {
             Some(Optimizer::Named { lr, .. }) => lr.as_ref(),

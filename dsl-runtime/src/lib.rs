@@ -139,7 +139,7 @@ pub mod __private {
     pub use crate::config::precision::Precision;
     pub use crate::config::spec::{
         EarlyStopping, GradClip, GroupLr, LoraSpec, NamedOptimizer, OptimizerSpec, Schedule,
-        optimizer_steps,
+        burn_schedule, optimizer_steps,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::fit::callback::Callback;

@@ -77,7 +77,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "lr_schedule",
         required: "no",
-        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs; each argument a number or a constant of yours (`gamma = GAMMA`), its range then checked at start-up",
+        form: "`constant`, `cosine(min)`, `linear(final)`, `exponential(gamma)`, `step(every_epochs = n, gamma)` or `step(every_steps = n, gamma)` (the unit is part of the name: PyTorch's `StepLR` counts epochs, Burn's `StepLrScheduler` steps), `warm_up(steps, then = <schedule>)`, spanning the whole run; or `plateau(split.metric, factor = 0.1, patience = 10)`: the rate times `factor` whenever the recorded metric has not improved for more than `patience` epochs; each argument a number or a constant of yours (`gamma = GAMMA`), its range then checked at start-up. Or any of Burn's scheduler configs as an expression (`NoamLrSchedulerConfig::new(1e-2).with_warmup_steps(4000)`, `ComposedLrSchedulerConfig::new().cosine(..).linear(..)`, a function of yours): it sets every step's rate as in Burn's `Learner`, so there is no `lr` (nor `--lr`, `groups`, several optimizers or a sweep of `lr`)",
         default: "`constant`",
         example: "lr_schedule: cosine(min = 1e-5)",
     },

@@ -98,7 +98,7 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
         // Spanned at the user's expression: a value that is no scheduler config is an error
         // there.
         Schedule::Burn(expr) => {
-            quote::quote_spanned!(syn::spanned::Spanned::span(expr)=> #Rt::Schedule::from(#expr))
+            quote::quote_spanned!(syn::spanned::Spanned::span(expr)=> #Rt::burn_schedule(#expr))
         }
         Schedule::Cosine { min } => {
             let v = min.tokens("f64");

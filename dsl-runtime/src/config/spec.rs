@@ -528,11 +528,49 @@ impl PartialEq for BurnSchedule {
     }
 }
 
-impl<C: Into<LrSchedulerConfig>> From<C> for Schedule {
-    fn from(scheduler: C) -> Self {
-        Schedule::Burn {
-            scheduler: BurnSchedule(scheduler.into()),
+/// What `lr_schedule` takes as an expression: each of Burn's scheduler configs. Implemented
+/// for each one, not for whatever converts into `LrSchedulerConfig` (a plain `f64` does, as a
+/// constant rate), so that another value is one error saying what the key takes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not one of Burn's learning-rate schedulers",
+    label = "`lr_schedule` takes one of Burn's scheduler configs here",
+    note = "give a `NoamLrSchedulerConfig`, `ComposedLrSchedulerConfig`, `SequentialLrSchedulerConfig`, `CosineAnnealingLrSchedulerConfig`, `LinearLrSchedulerConfig`, `ExponentialLrSchedulerConfig`, `StepLrSchedulerConfig` or an `LrSchedulerConfig`; or one of the named schedules: `lr_schedule: cosine(min = 0.0)`"
+)]
+pub trait BurnScheduler {
+    /// The config as Burn's enum of them.
+    fn into_config(self) -> LrSchedulerConfig;
+}
+
+macro_rules! burn_schedulers {
+    ($($config:ty),* $(,)?) => {$(
+        impl BurnScheduler for $config {
+            fn into_config(self) -> LrSchedulerConfig {
+                self.into()
+            }
         }
+    )*};
+}
+
+burn_schedulers!(
+    burn::lr_scheduler::noam::NoamLrSchedulerConfig,
+    burn::lr_scheduler::composed::ComposedLrSchedulerConfig,
+    SequentialLrSchedulerConfig,
+    CosineAnnealingLrSchedulerConfig,
+    LinearLrSchedulerConfig,
+    ExponentialLrSchedulerConfig,
+    StepLrSchedulerConfig,
+);
+
+impl BurnScheduler for LrSchedulerConfig {
+    fn into_config(self) -> LrSchedulerConfig {
+        self
+    }
+}
+
+/// `lr_schedule`'s expression as the run's schedule.
+pub fn burn_schedule(scheduler: impl BurnScheduler) -> Schedule {
+    Schedule::Burn {
+        scheduler: BurnSchedule(scheduler.into_config()),
     }
 }
 

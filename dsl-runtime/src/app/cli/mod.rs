@@ -1104,6 +1104,32 @@ mod tests {
         assert!(err.contains("--set expects KEY=VALUE"), "{err}");
     }
 
+    /// An experiment whose rate Burn's scheduler sets has no `lr`: `--lr` and `--set lr=` say
+    /// where the rate is, instead of "no such key".
+    #[test]
+    fn the_rate_of_burns_scheduler_is_not_set_by_lr() {
+        #[derive(Serialize, Deserialize)]
+        struct Scheduled {
+            epochs: usize,
+            lr_schedule: crate::config::spec::Schedule,
+        }
+        let defaults = Scheduled {
+            epochs: 3,
+            lr_schedule: crate::config::spec::burn_schedule(
+                burn::lr_scheduler::noam::NoamLrSchedulerConfig::new(1e-2),
+            ),
+        };
+        for args in [&["--lr", "0.1"][..], &["--set", "lr=0.1"]] {
+            let args =
+                Args::try_parse_from(std::iter::once("prog").chain(args.iter().copied())).unwrap();
+            let err = args.resolve(&defaults).err().unwrap().to_string();
+            assert!(
+                err.contains("set by Burn's scheduler in its `lr_schedule`"),
+                "{err}"
+            );
+        }
+    }
+
     #[test]
     fn a_bad_value_names_its_source_and_key_among_good_ones() {
         let err = resolve(&[

@@ -1,0 +1,18 @@
+use burn::lr_scheduler::noam::NoamLrSchedulerConfig;
+use burn::train::ClassificationOutput;
+use dsl_runtime::prelude::*;
+use seed::{Batch, Mlp, SampleBatcher, samples};
+
+training! {
+    name: Seed,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+    optimizer: adam(),
+    lr_schedule: warm_up(steps = 10, then = NoamLrSchedulerConfig::new(1e-2)),
+    epochs: 3,
+}
+
+fn main() -> std::process::ExitCode {
+    Seed::cli()
+}
