@@ -502,6 +502,12 @@ pub enum Schedule {
         /// Burn's config, as Burn serializes it.
         scheduler: BurnSchedule,
     },
+    /// The base rate times `factor` to the power of the steps before: a learning-rate range
+    /// test's rising rate (`--find-lr`).
+    Rising {
+        /// Factor per step, above 1.
+        factor: f64,
+    },
     /// The base rate, times `factor` each time `split.metric` has not improved for more than
     /// `patience` epochs (PyTorch's `ReduceLROnPlateau`; Burn has no such schedule).
     Plateau {
@@ -661,6 +667,13 @@ impl Schedule {
         if groups.is_empty() && matches!(self, Schedule::Constant | Schedule::Plateau { .. }) {
             return Ok(lr.into());
         }
+        if let Schedule::Rising { factor } = *self {
+            let mut scheduler = ModuleLrScheduler::new(Rising::new(lr, factor));
+            for (group, group_lr) in groups {
+                scheduler = scheduler.with_group(group.clone(), Rising::new(*group_lr, factor));
+            }
+            return Ok(scheduler);
+        }
         let steps = total_steps.max(1);
         let mut config = ModuleLrSchedulerConfig::new(self.config(lr, steps, 1.0)?);
         for (group, group_lr) in groups {
@@ -704,7 +717,7 @@ impl Schedule {
         Ok(match self {
             // The reductions are applied by the fit loop from the history (`fit::early_stop`).
             Schedule::Constant | Schedule::Plateau { .. } => LrSchedulerConfig::Constant(lr),
-            Schedule::Burn { .. } => {
+            Schedule::Burn { .. } | Schedule::Rising { .. } => {
                 return Err(FitError::Setting(SettingError {
                     option: "lr_schedule",
                     message: "a warm-up's `then` is one of the named schedules; Burn's scheduler \
@@ -750,6 +763,43 @@ impl Schedule {
                 .into()
             }
         })
+    }
+}
+
+/// [`Schedule::Rising`]'s scheduler. Written here because Burn's `ExponentialLrScheduler` only
+/// decays (its `gamma` and initial rate are at most 1), and a range test rises to rates above 1.
+#[derive(Clone, Debug)]
+struct Rising {
+    lr: f64,
+    factor: f64,
+    step: u64,
+}
+
+impl Rising {
+    fn new(lr: f64, factor: f64) -> Self {
+        Self {
+            lr,
+            factor,
+            step: 0,
+        }
+    }
+}
+
+impl burn::lr_scheduler::LrScheduler for Rising {
+    fn step(&mut self) -> f64 {
+        let lr = self.lr * self.factor.powf(self.step as f64);
+        self.step += 1;
+        lr
+    }
+
+    fn to_record(&self) -> burn::lr_scheduler::LrSchedulerRecord {
+        burn::lr_scheduler::LrSchedulerRecord::new().with_scalar("step", self.step)
+    }
+
+    fn load_record(&mut self, record: burn::lr_scheduler::LrSchedulerRecord) {
+        if let Some(step) = record.scalar::<u64>("step") {
+            self.step = step;
+        }
     }
 }
 

@@ -149,6 +149,71 @@ pub(crate) fn study_svg(
 }
 
 /// Points `(x, objective, pruned)`, with a line through `line` when given.
+/// `lr-find.svg`: the loss (raw and smoothed) against the rate, on a logarithmic axis, the
+/// suggested rate marked. `points` are (rate, loss, smoothed loss).
+pub(crate) fn lr_find_svg(points: &[(f64, f64, f64)], suggestion: f64) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (PANEL.0 * 2, PANEL.1 * 2)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        lr_find_chart(&root, points, suggestion).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+fn lr_find_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    points: &[(f64, f64, f64)],
+    suggestion: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let finite = || points.iter().filter(|p| p.1.is_finite() && p.2.is_finite());
+    let x = padded(finite().map(|p| p.0.log10()));
+    let y = padded(finite().flat_map(|p| [p.1, p.2]));
+    let mut chart = ChartBuilder::on(area)
+        .caption("loss by learning rate", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, y.clone())?;
+    chart
+        .configure_mesh()
+        .x_desc("learning rate")
+        .x_label_formatter(&|x| format!("{:.0e}", 10f64.powf(*x)))
+        .y_desc("loss")
+        .draw()?;
+    let grey = RGBColor(160, 160, 160);
+    chart
+        .draw_series(LineSeries::new(
+            finite().map(|p| (p.0.log10(), p.1)),
+            grey.stroke_width(1),
+        ))?
+        .label("loss")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+    chart
+        .draw_series(LineSeries::new(
+            finite().map(|p| (p.0.log10(), p.2)),
+            BLUE.stroke_width(2),
+        ))?
+        .label("smoothed")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    let at = suggestion.log10();
+    chart
+        .draw_series(LineSeries::new(
+            [(at, y.start), (at, y.end)],
+            RED.stroke_width(2),
+        ))?
+        .label(format!("suggested {suggestion:.2e}"))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 fn scatter<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     x_desc: &str,

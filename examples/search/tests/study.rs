@@ -533,3 +533,85 @@ fn mistakes_are_refused_before_any_trial_trains() {
     }
     assert!(!tmp.path().join("plane_fit").exists());
 }
+
+/// The plane fit's best rate is about 0.42 (the search page's optimum). The range test, run
+/// as a user would before a study, suggests a rate below it by less than a factor of 8, and
+/// its curve reaches past it before diverging. It writes its own folder and nothing else: no
+/// study, no run among the experiment's runs.
+#[test]
+fn the_range_test_suggests_a_rate_below_the_known_optimum_and_writes_its_own_folder() {
+    const OPTIMUM: f64 = 0.42;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), &["--find-lr", "--quiet"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
+    assert!(out.status.success(), "{stdout}");
+    let said: f64 = stdout
+        .split("train with it: --lr ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|lr| lr.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        (OPTIMUM / 8.0..OPTIMUM).contains(&said),
+        "suggested {said}: {stdout}"
+    );
+    let dir = tmp.path().join("plane_fit/lr-find/run-1");
+    let csv = std::fs::read_to_string(dir.join("lr-find.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows[0][1], 1e-7, "the default start");
+    // One factor per step (100 steps from 1e-7 to 10).
+    let factor = (1e8f64).powf(1.0 / 99.0);
+    for pair in rows.windows(2) {
+        assert!(
+            (pair[1][1] / pair[0][1] / factor - 1.0).abs() < 1e-9,
+            "{pair:?}"
+        );
+    }
+    let last = rows.last().unwrap();
+    assert!(
+        last[1] > OPTIMUM && rows.len() < 100,
+        "cut where it diverged: {last:?}"
+    );
+    // The suggestion is a row of the curve, at its steepest smoothed fall.
+    assert!(
+        rows.iter()
+            .any(|r| format!("{:.3e}", r[1]) == format!("{said:.3e}"))
+    );
+    let svg = std::fs::read_to_string(dir.join("lr-find.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("suggested"),
+        "{svg}"
+    );
+    let experiment: Vec<String> = std::fs::read_dir(tmp.path().join("plane_fit"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        experiment,
+        ["lr-find"],
+        "no study, no run of the experiment"
+    );
+}
+
+#[test]
+fn a_range_test_that_cannot_rise_or_would_resume_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), &["--find-lr", "--find-lr-to", "1e-9"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give a larger end"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(tmp.path(), &["--find-lr", "--resume", "latest"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+    let out = run(tmp.path(), &["--find-lr-steps", "50"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--find-lr"), "{}", stderr(&out));
+    assert!(!tmp.path().join("plane_fit").exists(), "nothing trained");
+}

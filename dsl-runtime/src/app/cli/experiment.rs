@@ -111,6 +111,9 @@ pub fn run<E: Experiment>(
             if let Some(path) = &args.export {
                 return E::export_weights(&config, path, &device);
             }
+            if args.find_lr {
+                return find_lr::<E>(config, args, &device);
+            }
             if args.mlflow_sync {
                 let dir = E::saved_run(&config)?;
                 crate::output::mlflow::sync_saved(&dir).map_err(FitError::Tracking)?;
@@ -179,4 +182,57 @@ pub fn run<E: Experiment>(
         Ok(code) => code,
         Err(_) => group.abort(101),
     }
+}
+
+/// `--find-lr`: the range test on this experiment's model, optimizer and data, its files, and
+/// the suggestion with the flag that uses it.
+fn find_lr<E: Experiment>(
+    config: E::Config,
+    args: &Args,
+    device: &Device,
+) -> Result<PathBuf, FitError> {
+    use crate::app::lr_find;
+    let range = args.lr_range();
+    let invalid = |message: String| FitError::InvalidOption {
+        option: "find_lr",
+        message,
+    };
+    let json = serde_json::to_value(&config).map_err(|e| invalid(e.to_string()))?;
+    let tested: E::Config = serde_json::from_value(lr_find::config(&json, &range)?)
+        .map_err(|e| invalid(e.to_string()))?;
+    let accumulation = json["grad_accumulation"].as_u64().unwrap_or(1) as usize;
+    let mut runs = None;
+    let trained = E::train(tested, device, |options| {
+        args.adjust(options);
+        lr_find::adjust(options, &range);
+        runs = Some(crate::output::runs::ExperimentRuns::new(
+            &options.artifacts,
+            &options.name,
+        ));
+    });
+    let (run_dir, losses) = match trained {
+        Ok(report) => {
+            let losses = report.history.train_losses();
+            (report.run_dir, losses.into_iter().map(f64::from).collect())
+        }
+        // A loss that is no longer finite is where the range ends: the rows before it are on disk.
+        Err(FitError::NonFiniteLoss { .. }) => {
+            let newest = runs.and_then(|runs| runs.newest().ok().flatten());
+            let run_dir = newest.ok_or_else(|| invalid("the range test wrote no run".into()))?;
+            let losses = lr_find::csv_losses(&run_dir)?;
+            (run_dir, losses)
+        }
+        Err(err) => return Err(err),
+    };
+    let rates = lr_find::rates(&range, accumulation, losses.len());
+    let finding = lr_find::analyze(&losses, &rates).map_err(invalid)?;
+    lr_find::write(&run_dir, &finding)?;
+    let suggestion = finding.suggestion();
+    show!(
+        "suggested learning rate: {suggestion:.3e}, where the smoothed loss falls fastest (step {}); the curve is {}",
+        finding.steepest + 1,
+        run_dir.join("lr-find.svg").display()
+    );
+    show!("train with it: --lr {suggestion:.3e}");
+    Ok(run_dir)
 }

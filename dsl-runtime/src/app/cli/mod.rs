@@ -79,6 +79,21 @@ pub struct Args {
     /// Smoke test: one batch of each split, one epoch, no file written.
     #[arg(long)]
     pub fast_dev_run: bool,
+    /// Learning-rate range test: train from fresh weights with the rate rising exponentially
+    /// from --find-lr-from to --find-lr-to over --find-lr-steps steps (stopping once the loss
+    /// diverges), write lr-find.csv and lr-find.svg into `<name>/lr-find/run-<N>`, and print the
+    /// rate at the steepest fall of the loss.
+    #[arg(long, conflicts_with_all = ["test_only", "predict", "export", "verify", "resume", "fast_dev_run", "mlflow_sync"])]
+    pub find_lr: bool,
+    /// The range test's first rate.
+    #[arg(long, value_name = "LR", default_value_t = 1e-7, requires = "find_lr")]
+    pub find_lr_from: f64,
+    /// The rate the range test's last step reaches.
+    #[arg(long, value_name = "LR", default_value_t = 10.0, requires = "find_lr")]
+    pub find_lr_to: f64,
+    /// The range test's training steps (batches).
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "find_lr")]
+    pub find_lr_steps: usize,
     /// Train on at most N batches per epoch.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit_train_batches: Option<u64>,
@@ -195,6 +210,16 @@ impl Args {
             || self.export.is_some()
             || self.verify.is_some()
             || self.fast_dev_run
+            || self.find_lr
+    }
+
+    /// The rates `--find-lr` sweeps.
+    pub fn lr_range(&self) -> crate::app::lr_find::Range {
+        crate::app::lr_find::Range {
+            from: self.find_lr_from,
+            to: self.find_lr_to,
+            steps: self.find_lr_steps,
+        }
     }
 
     /// The run adjustments these flags ask for, applied to the options `training!` built.
@@ -606,6 +631,9 @@ fn sweep<C: Serialize + DeserializeOwned>(
     let reads_a_run = args.reads_a_run();
     if crate::parallel::group().is_some() {
         let alone = match () {
+            _ if args.find_lr => Some(
+                "--find-lr trains a short range test in one process, whose suggestion holds for the data-parallel run",
+            ),
             _ if reads_a_run && !args.fast_dev_run => {
                 Some("--test-only, --predict, --export and --verify read a saved run")
             }
