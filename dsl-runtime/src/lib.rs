@@ -138,8 +138,8 @@ pub mod __private {
     pub use crate::config::device;
     pub use crate::config::precision::Precision;
     pub use crate::config::spec::{
-        EarlyStopping, GradClip, GroupLr, LoraSpec, NamedOptimizer, OptimizerSpec, Schedule,
-        burn_schedule, optimizer_steps,
+        BurnScheduler, EarlyStopping, GradClip, GroupLr, LoraSpec, NamedOptimizer, OptimizerSpec,
+        Schedule, optimizer_steps,
     };
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::fit::callback::Callback;

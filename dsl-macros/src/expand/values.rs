@@ -96,9 +96,11 @@ pub fn schedule(schedule: &Schedule) -> TokenStream {
     match schedule {
         Schedule::Constant => quote!(#Rt::Schedule::Constant),
         // Spanned at the user's expression: a value that is no scheduler config is an error
-        // there.
+        // there alone.
         Schedule::Burn(expr) => {
-            quote::quote_spanned!(syn::spanned::Spanned::span(expr)=> #Rt::burn_schedule(#expr))
+            let span = syn::spanned::Spanned::span(expr);
+            let method = super::respan(quote!(#Rt::BurnScheduler::into_schedule), span);
+            quote::quote_spanned!(span=> #method(#expr))
         }
         Schedule::Cosine { min } => {
             let v = min.tokens("f64");

@@ -545,6 +545,17 @@ impl PartialEq for BurnSchedule {
 pub trait BurnScheduler {
     /// The config as Burn's enum of them.
     fn into_config(self) -> LrSchedulerConfig;
+
+    /// `lr_schedule`'s expression as the run's schedule. A method, so that a value that is not
+    /// a scheduler is reported at the user's expression alone.
+    fn into_schedule(self) -> Schedule
+    where
+        Self: Sized,
+    {
+        Schedule::Burn {
+            scheduler: BurnSchedule(self.into_config()),
+        }
+    }
 }
 
 macro_rules! burn_schedulers {
@@ -570,13 +581,6 @@ burn_schedulers!(
 impl BurnScheduler for LrSchedulerConfig {
     fn into_config(self) -> LrSchedulerConfig {
         self
-    }
-}
-
-/// `lr_schedule`'s expression as the run's schedule.
-pub fn burn_schedule(scheduler: impl BurnScheduler) -> Schedule {
-    Schedule::Burn {
-        scheduler: BurnSchedule(scheduler.into_config()),
     }
 }
 

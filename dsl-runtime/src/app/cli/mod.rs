@@ -1143,7 +1143,7 @@ mod tests {
         }
         let defaults = Scheduled {
             epochs: 3,
-            lr_schedule: crate::config::spec::burn_schedule(
+            lr_schedule: crate::config::spec::BurnScheduler::into_schedule(
                 burn::lr_scheduler::noam::NoamLrSchedulerConfig::new(1e-2),
             ),
         };
