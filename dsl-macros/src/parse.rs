@@ -1283,9 +1283,10 @@ enum Arg {
 /// Schedule arguments: numbers, or a nested schedule for `then`. A positional one is told the
 /// name its position takes.
 /// Burn's scheduler as an expression (`NoamLrSchedulerConfig::new(..)`, a function of yours):
-/// anything but our forms. Ours are a bare name; a call of a name of ours, or of one that reads
-/// as a misspelling or as another trainer's word for one (each gets its own error); a call with
-/// `key = value` arguments; and a number (not a schedule in `training!`, where the rate is `lr`).
+/// a call or a method call that is not one of our forms. A call of a name of ours, or of one
+/// that reads as a misspelling or as another trainer's word for one, is ours (each gets its own
+/// error), as is a call with `key = value` arguments; so is anything else (a name, a number,
+/// a list), whose error says how the key is written.
 fn burn_schedule(input: ParseStream) -> Option<Expr> {
     let fork = input.fork();
     let expr: Expr = fork.parse().ok()?;
@@ -1299,16 +1300,16 @@ fn burn_schedule(input: ParseStream) -> Option<Expr> {
         }),
         _ => false,
     };
+    // Burn's configs are built by calls (`::new(..)`, a function of yours) and their builder
+    // methods (`.with_warmup_steps(..)`); no path alone, list or number is one.
     let ours = match &expr {
         Expr::Call(call) => {
             named(&call.func)
                 || matches!(&*call.func, Expr::Path(p) if p.path.get_ident().is_some())
                     && call.args.iter().any(|arg| matches!(arg, Expr::Assign(_)))
         }
-        Expr::Lit(_) | Expr::Unary(_) => true,
-        // A bare name is a schedule's, as `constant` (no constant holds Burn's config).
-        Expr::Path(p) => p.path.get_ident().is_some(),
-        _ => false,
+        Expr::MethodCall(_) => false,
+        _ => true,
     };
     if ours {
         return None;
