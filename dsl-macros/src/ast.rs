@@ -181,6 +181,10 @@ pub struct Step {
 pub struct NamedStep {
     pub name: Ident,
     pub every: Option<Number>,
+    /// `every_in_epoch = n`: `every` counts each epoch's batches, not the run's steps.
+    pub in_epoch: bool,
+    /// `first = k`: the batch it first runs at (default: `every`).
+    pub first: Option<Number>,
     pub step: Step,
 }
 

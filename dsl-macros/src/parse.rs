@@ -714,20 +714,20 @@ fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<(Vec<NamedStep>
             )
         })?;
         // A mistake inside `(..)` is that argument's alone: the step stays declared.
-        let every = if content.peek(syn::token::Paren) {
+        let (every, in_epoch, first) = if content.peek(syn::token::Paren) {
             let args;
             parenthesized!(args in content);
             match every_arg(&args) {
-                Ok(every) => Some(every),
+                Ok((every, in_epoch, first)) => (Some(every), in_epoch, first),
                 Err(error) => {
                     errors.push(error);
                     // The rest of `(..)` is that mistake's: read, so it is not another error.
                     args.parse::<TokenStream>()?;
-                    None
+                    (None, false, None)
                 }
             }
         } else {
-            None
+            (None, false, None)
         };
         content.parse::<Token![:]>().map_err(|e| {
             syn::Error::new(
@@ -736,36 +736,63 @@ fn steps(input: ParseStream, errors: &mut Errors) -> syn::Result<(Vec<NamedStep>
             )
         })?;
         let step = step(content, errors)?;
-        Ok(NamedStep { name, every, step })
+        Ok(NamedStep {
+            name,
+            every,
+            in_epoch,
+            first,
+            step,
+        })
     })?;
     Ok((steps, span))
 }
 
-/// A step's `(every = n)`.
-fn every_arg(args: ParseStream) -> syn::Result<Number> {
-    const HELP: &str = "write `generator(every = 5): |model, batch: Batch| -> Output { .. }` (the step runs at global steps 5, 10, ..)";
-    let key: Ident = args.parse()?;
-    if key != "every" {
-        return Err(syn::Error::new(
+/// A step's `(every = n)`, `(every_in_epoch = n)` and `first = k`: how often it runs, counting
+/// the run's steps or each epoch's batches, and the batch it first runs at.
+fn every_arg(args: ParseStream) -> syn::Result<(Number, bool, Option<Number>)> {
+    const HELP: &str = "write `generator(every = 5): ..` (global steps 5, 10, ..), or `generator(every_in_epoch = 5, first = 1): ..` (batches 1, 6, 11, .. of each epoch, Burn's wgan order)";
+    let (mut every, mut first) = (None, None);
+    while !args.is_empty() {
+        let key: Ident = args.parse()?;
+        let slot = match key.to_string().as_str() {
+            "every" | "every_in_epoch" if every.is_some() => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("a step has one period: `every` or `every_in_epoch`\nhelp: {HELP}"),
+                ));
+            }
+            "every" | "every_in_epoch" => &mut every,
+            "first" => &mut first,
+            _ => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("a step takes `every` (or `every_in_epoch`) and `first`\nhelp: {HELP}"),
+                ));
+            }
+        };
+        if !args.peek(Token![=]) {
+            return Err(syn::Error::new(
+                args.span(),
+                format!("`{key}` is given with `=`\nhelp: {HELP}"),
+            ));
+        }
+        args.parse::<Token![=]>()?;
+        *slot = Some((key, number(args)?));
+        if !args.is_empty() {
+            args.parse::<Token![,]>()?;
+        }
+    }
+    match (every, first) {
+        (Some((key, every)), first) => Ok((every, key == "every_in_epoch", first.map(|f| f.1))),
+        (None, Some((key, _))) => Err(syn::Error::new(
             key.span(),
-            format!("a step takes one argument, `every`\nhelp: {HELP}"),
-        ));
-    }
-    if !args.peek(Token![=]) {
-        return Err(syn::Error::new(
+            format!("`first` needs the step's period\nhelp: {HELP}"),
+        )),
+        (None, None) => Err(syn::Error::new(
             args.span(),
-            format!("`every` is given with `=`\nhelp: {HELP}"),
-        ));
+            format!("a step's `(..)` gives its period\nhelp: {HELP}"),
+        )),
     }
-    args.parse::<Token![=]>()?;
-    let every = number(args)?;
-    if !args.is_empty() {
-        return Err(syn::Error::new(
-            args.span(),
-            format!("a step takes one argument, `every`\nhelp: {HELP}"),
-        ));
-    }
-    Ok(every)
 }
 
 /// `{ name: optimizer(lr = ..) on [paths], .. }`.

@@ -1744,6 +1744,19 @@ fn several_optimizers(exp: &Experiment, errors: &mut Errors) {
                 "write e.g. `every = 5`",
             );
         }
+        if let (Some(first), Some(every)) = (&step.first, &step.every)
+            && (!first.is_int || first.value < 1.0 || first.value > every.value)
+        {
+            err(
+                errors,
+                first,
+                &format!(
+                    "`first` is the batch the step first runs at, from 1 to its period {}",
+                    every.value
+                ),
+                "write e.g. `first = 1` (the first batch of the period)",
+            );
+        }
         if let Some(span) = step_question_mark(&step.step) {
             err(
                 errors,

@@ -63,7 +63,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "steps",
         required: "with `optimizers`",
-        form: "`[name: |model, batch: Batch| -> Output { .. }, name(every = n): .., ..]`: per batch, in this order, each step named after the optimizer that takes it, on the weights the steps before it moved; `every = n` runs it at global steps n, 2n, …; its metrics are `split.name.metric` (`train.critic.loss`)",
+        form: "`[name: |model, batch: Batch| -> Output { .. }, name(every = n): .., ..]`: per batch, in this order, each step named after the optimizer that takes it, on the weights the steps before it moved; `every = n` runs it at global steps n, 2n, …, `every_in_epoch = n` counts each epoch's batches instead, and `first = k` (1 to n) is the batch it first runs at (`every_in_epoch = 5, first = 1` is Burn's wgan order, `iteration % 5 == 0`); its metrics are `split.name.metric` (`train.critic.loss`)",
         default: "`every = 1`",
         example: "steps: [critic: |model, batch: Batch| -> CriticOutput { model.critic_step(batch) }, generator: |model, batch: Batch| -> GeneratorOutput { model.generator_step(batch) }]",
     },

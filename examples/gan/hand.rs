@@ -29,12 +29,16 @@ pub struct Run {
     pub valid: Vec<(f64, f64)>,
 }
 
+/// Whether the generator steps on a batch: given the run's step (from 1) and the batch's
+/// iteration in its epoch (from 0, as Burn's wgan counts `iteration % num_critic == 0`).
+pub type Due = fn(usize, usize) -> bool;
+
 /// The hand loop: per batch, `first` steps the discriminator (its own gradients only), then on
-/// every `every`-th batch `second` steps the generator, each with its own optimizer and rate.
+/// the batches `due` picks `second` steps the generator, each with its own optimizer and rate.
 /// With `valid` items, each epoch ends measuring both steps' mean loss on them, as the
 /// declared experiment validates.
 pub fn hand_loop(
-    (items, valid, epochs, every): (Range<usize>, Option<Range<usize>>, usize, usize),
+    (items, valid, epochs, due): (Range<usize>, Option<Range<usize>>, usize, Due),
     (mut d_optim, d_lr): (ModuleOptimizer, f64),
     (mut g_optim, g_lr): (ModuleOptimizer, f64),
     first: StepFn,
@@ -58,7 +62,7 @@ pub fn hand_loop(
                 ring(items.clone()),
                 epoch_seed(3, epoch),
             ));
-        for batch in loader.iter() {
+        for (iteration, batch) in loader.iter().enumerate() {
             let batch = batch.expect("in-memory dataset");
             step += 1;
             let loss = first(&model, batch.clone()).loss;
@@ -66,7 +70,7 @@ pub fn hand_loop(
             let mut grads = loss.backward();
             let grads = GradientsParams::from_module(&mut grads, &model.discriminator);
             model = d_optim.step(d_lr, model, grads);
-            if step % every == 0 {
+            if due(step, iteration) {
                 let loss = second(&model, batch).loss;
                 run.second.push(loss.clone().into_scalar::<f32>().to_bits());
                 let mut grads = loss.backward();

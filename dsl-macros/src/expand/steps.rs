@@ -291,19 +291,23 @@ pub fn optimizers_value(exp: &Experiment) -> TokenStream {
         let paths =
             o.on.iter()
                 .map(|(p, _)| quote!(::std::string::String::from(#p)));
-        let every = exp
-            .steps
-            .iter()
-            .flatten()
-            .find(|s| s.name == o.name)
+        let step = exp.steps.iter().flatten().find(|s| s.name == o.name);
+        let every = step
             .and_then(|s| s.every.as_ref())
             .map_or(1, Number::as_usize);
+        let first = super::values::some_or_none(
+            step.and_then(|s| s.first.as_ref())
+                .map(|n| n.tokens("usize")),
+        );
+        let in_epoch = step.is_some_and(|s| s.in_epoch);
         quote! {
             (::std::string::String::from(#name), #Rt::NamedOptimizer {
                 lr: #lr,
                 optimizer: #spec,
                 on: ::std::vec![#(#paths),*],
                 every: #every,
+                first: #first,
+                in_epoch: #in_epoch,
             })
         }
     });

@@ -445,8 +445,16 @@ pub struct NamedOptimizer {
     pub optimizer: OptimizerSpec,
     /// Module paths of the user's model whose parameters this optimizer alone moves.
     pub on: Vec<String>,
-    /// Its step runs at global steps `every`, `2 every`, ...: 1 on every batch.
+    /// Its step runs every `every` batches: 1 on every batch.
     pub every: usize,
+    /// The batch its step first runs at, from 1 to `every`; `None` is `every` itself (global
+    /// steps `every`, `2 every`, ..). `Some(1)` with `in_epoch` is Burn's wgan order, its
+    /// generator at `iteration % n == 0` of each epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<usize>,
+    /// Count each epoch's batches from 1, instead of the run's global steps.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_epoch: bool,
 }
 
 /// How the learning rate moves over the run's optimizer steps, built on Burn's schedulers.

@@ -655,7 +655,8 @@ impl<M: LearnerModel> TrainState<M> {
         series: &[usize],
         ctx: &mut EpochSink<'_>,
     ) -> Result<(), FitError> {
-        let due: Vec<_> = steps.due(step).collect();
+        let batch_in_epoch = metadata.iteration.expect("the batch's index in its epoch");
+        let due: Vec<_> = steps.due(step, batch_in_epoch).collect();
         for (k, turn) in due.iter().enumerate() {
             let (grads, output) = match &self.precision {
                 Some(low) => low

@@ -28,6 +28,10 @@ pub type Play<M> = fn(&M, &<M as TrainStep>::Input) -> (Gradients, <M as TrainSt
 /// One step of every batch: the optimizer that takes it, how often, and what it computes.
 pub struct Step<M: LearnerModel> {
     every: usize,
+    /// The first batch it runs at (1 to `every`).
+    first: usize,
+    /// Whether batches are counted within each epoch rather than over the run.
+    in_epoch: bool,
     group: ParamGroup,
     play: Play<M>,
     /// The parameters the step's optimizer owns, found on the model the run trains.
@@ -43,11 +47,14 @@ pub struct Steps<M: LearnerModel> {
 }
 
 impl<M: LearnerModel> Steps<M> {
-    /// The steps due at global step `step` (1-based), in order: those whose `every` divides it.
-    pub(super) fn due(&self, step: usize) -> impl Iterator<Item = &Step<M>> {
-        self.steps
-            .iter()
-            .filter(move |s| step.is_multiple_of(s.every))
+    /// The steps due at global step `step`, batch `batch` of its epoch (both from 1), in order:
+    /// those whose count (global, or within the epoch) has reached `first` and is `first` plus
+    /// a multiple of `every`.
+    pub(super) fn due(&self, step: usize, batch: usize) -> impl Iterator<Item = &Step<M>> {
+        self.steps.iter().filter(move |s| {
+            let count = if s.in_epoch { batch } else { step };
+            count >= s.first && (count - s.first).is_multiple_of(s.every)
+        })
     }
 
     /// Refuses a model some of whose parameters no optimizer owns: no step's gradients reach
@@ -150,6 +157,13 @@ pub fn several<M: LearnerModel>(
                 "`{name}.every` is 0; a step runs every n ≥ 1 batches"
             )));
         }
+        let first = spec.first.unwrap_or(spec.every);
+        if !(1..=spec.every).contains(&first) {
+            return Err(invalid(format!(
+                "`{name}.first` is {first}; a step first runs at a batch from 1 to its `every` ({})",
+                spec.every
+            )));
+        }
         let paths: Vec<String> = spec.on.iter().map(|p| format!("{prefix}{p}")).collect();
         let group = crate::model::tuning::group(model, "optimizers", &paths)?;
         for (id, path) in params
@@ -173,6 +187,8 @@ pub fn several<M: LearnerModel>(
         rates.push((group.clone(), spec.lr));
         built.push(Step {
             every: spec.every,
+            first,
+            in_epoch: spec.in_epoch,
             group,
             play,
             owned: Vec::new(),

@@ -25,6 +25,8 @@ fn optimizers(first: &[&str], second: &[&str]) -> BTreeMap<String, NamedOptimize
         optimizer,
         on: on.iter().map(|p| p.to_string()).collect(),
         every: 1,
+        first: None,
+        in_epoch: false,
     };
     let adam: OptimizerSpec = serde_json::from_str(
         r#"{"kind": "adam", "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-5, "weight_decay": null}"#,

@@ -10,7 +10,7 @@ fn main() {
     let adam = || AdamConfig::new().with_beta_1(0.5).init();
     let lr = |name: &str| config.optimizers[name].lr;
     let run = gan::hand::hand_loop(
-        (0..2048, Some(2048..2304), config.epochs, 1),
+        (0..2048, Some(2048..2304), config.epochs, |_, _| true),
         (adam(), lr("discriminator")),
         (adam(), lr("generator")),
         Gan::discriminator_step,

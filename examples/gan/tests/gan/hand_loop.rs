@@ -7,7 +7,10 @@ use burn::optim::{AdamConfig, RmsPropConfig};
 use burn::tensor::Device;
 use dsl_runtime::prelude::*;
 use gan::hand::{Run, hand_loop};
-use gan::{Gan, RingCritic, RingCriticConfig, RingGan, RingGanConfig};
+use gan::{
+    Gan, GanLoss, RingCritic, RingCriticConfig, RingGan, RingGanConfig, SampleBatch, SampleBatcher,
+    ring,
+};
 
 /// A declared run's losses of steps `first` and `second`, and the weights of `model`.
 fn declared(history: &History, model: &Gan, first: &str, second: &str) -> Run {
@@ -35,7 +38,7 @@ fn the_declared_gan_is_bit_identical_to_the_hand_loop_with_two_optimizers() {
     let report = RingGan::with_config(config, &Device::flex()).unwrap();
     let adam = || AdamConfig::new().with_beta_1(0.5).init();
     let hand = hand_loop(
-        (0..2048, None, 2, 1),
+        (0..2048, None, 2, |_, _| true),
         (adam(), 2e-3),
         (adam(), 2e-3),
         Gan::discriminator_step,
@@ -66,7 +69,7 @@ fn a_critic_stepped_five_times_per_generator_step_is_bit_identical_to_its_hand_l
     let report = RingCritic::with_config(config, &Device::flex()).unwrap();
     let rmsprop = || RmsPropConfig::new().init();
     let hand = hand_loop(
-        (0..1024, None, 2, 5),
+        (0..1024, None, 2, |step, _| step % 5 == 0),
         (rmsprop(), 5e-4),
         (rmsprop(), 5e-4),
         Gan::critic_step,
@@ -76,6 +79,82 @@ fn a_critic_stepped_five_times_per_generator_step_is_bit_identical_to_its_hand_l
     assert_eq!(hand.second.len(), 6, "steps 5, 10, .., 30");
     assert_eq!(
         declared(&report.history, &report.model.model, "critic", "generator"),
+        hand
+    );
+}
+
+training! {
+    /// Burn's wgan order: the generator at `iteration % 5 == 0` of each epoch, its batches 1, 6,
+    /// 11 and 16 of 16, where `every = 5` would run it at global steps 5, 10, .., 30.
+    name: RingCriticBurnOrder,
+    model: Gan = Gan::new(device),
+    optimizers: {
+        critic: rmsprop(lr = 5e-4) on [discriminator],
+        generator: rmsprop(lr = 5e-4) on [generator],
+    },
+    steps: [
+        critic: |model, batch: SampleBatch| -> GanLoss { model.critic_step(batch) },
+        generator(every_in_epoch = 5, first = 1): |model, batch: SampleBatch| -> GanLoss { model.wasserstein_generator_step(batch) },
+    ],
+    loader: { train: ring(0..1024), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
+    epochs: 2,
+    metrics: [train.critic.loss, train.generator.loss],
+    checkpoint: keep_last(1),
+}
+
+#[test]
+fn a_generator_counted_within_each_epoch_from_its_first_batch_is_burns_wgan_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RingCriticBurnOrderConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..RingCriticBurnOrder::config()
+    };
+    let report = RingCriticBurnOrder::with_config(config.clone(), &Device::flex()).unwrap();
+    let rmsprop = || RmsPropConfig::new().init();
+    let hand = hand_loop(
+        (0..1024, None, 2, |_, iteration| iteration % 5 == 0),
+        (rmsprop(), 5e-4),
+        (rmsprop(), 5e-4),
+        Gan::critic_step,
+        Gan::wasserstein_generator_step,
+    );
+    assert_eq!(
+        hand.second.len(),
+        8,
+        "batches 1, 6, 11, 16 of each of 2 epochs"
+    );
+    let run = declared(&report.history, &report.model.model, "critic", "generator");
+    assert_eq!(run, hand);
+    // The generator's rows sit at those batches: global steps 1, 6, 11, 16, 17, 22, 27, 32.
+    let steps: Vec<usize> = std::fs::read_to_string(report.run_dir.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(",train,generator.loss,") && !l.starts_with(','))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 6, 11, 16, 17, 22, 27, 32]);
+    // Resumed from its epoch-1 checkpoint, the count starts again at the epoch's first batch.
+    let resumed_dir = tempfile::tempdir().unwrap();
+    let artifacts = resumed_dir.path().to_string_lossy().into_owned();
+    let part = |epochs: usize, resume| RingCriticBurnOrderConfig {
+        artifacts: artifacts.clone(),
+        epochs,
+        resume,
+        ..config.clone()
+    };
+    RingCriticBurnOrder::with_config(part(1, None), &Device::flex()).unwrap();
+    let resumed = RingCriticBurnOrder::with_config(
+        part(2, Some(dsl_runtime::checkpoint::Resume::Latest)),
+        &Device::flex(),
+    )
+    .unwrap();
+    assert_eq!(
+        declared(
+            &resumed.history,
+            &resumed.model.model,
+            "critic",
+            "generator"
+        ),
         hand
     );
 }
