@@ -26,6 +26,8 @@ pub struct Experiment {
     pub metrics: Option<Vec<MetricRef>>,
     /// `callbacks: [expr, ..]`.
     pub callbacks: Option<Vec<Expr>>,
+    /// `after_step: |model| ..` or `{ name: |model| .., .. }`.
+    pub after_step: Option<AfterStep>,
     pub checkpoint: Option<Vec<Policy>>,
     pub early_stopping: Option<Patience>,
     pub grad_accumulation: Option<Number>,
@@ -131,6 +133,7 @@ impl Default for Experiment {
             epochs: None,
             metrics: None,
             callbacks: None,
+            after_step: None,
             checkpoint: None,
             early_stopping: None,
             grad_accumulation: None,
@@ -312,6 +315,14 @@ pub enum Schedule {
         factor: Number,
         patience: Number,
     },
+}
+
+/// `after_step`: a hook on the user's model after optimizer steps.
+pub enum AfterStep {
+    /// `after_step: |model| ..`: after every optimizer step.
+    All(Box<Expr>),
+    /// `after_step: { critic: |model| .., .. }`: each after that optimizer's steps.
+    Per(Vec<(Ident, Expr)>),
 }
 
 /// `split.metric`, `split.metric(arg)`, or the user's own `split.metric(name = expr)`.

@@ -365,6 +365,7 @@ fn top_level(
         "epochs" => exp.epochs = Some(number_or_constant(input)?),
         "metrics" => exp.metrics = Some(metrics(input, errors)?),
         "callbacks" => exp.callbacks = Some(callbacks(input, errors)?),
+        "after_step" => exp.after_step = Some(after_step(input, errors)?),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
         "grad_accumulation" => exp.grad_accumulation = Some(number_or_constant(input)?),
@@ -427,6 +428,7 @@ fn top_level(
 
 /// Keys whose value is never a string (`artifacts`, `init_from` and `device` are).
 const UNQUOTED: &[&str] = &[
+    "after_step",
     "optimizer",
     "lr",
     "lr_schedule",
@@ -1967,6 +1969,39 @@ fn hparams(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Hparam>> 
 }
 
 /// `[expr, ..]`: values implementing `Callback`, checked where they are used.
+/// `after_step: |model| ..`, or `{ name: |model| .., .. }` (one hook per optimizer).
+fn after_step(input: ParseStream, errors: &mut Errors) -> syn::Result<AfterStep> {
+    const FORM: &str = "write `after_step: |model| model.clip_weights(0.01)`, or with several optimizers `after_step: { critic: |model| .. }`";
+    let hook = |input: ParseStream| -> syn::Result<Expr> {
+        let expr: Expr = input.parse()?;
+        match &expr {
+            Expr::Closure(closure) if closure.inputs.len() == 1 => Ok(expr),
+            _ => Err(syn::Error::new_spanned(
+                &expr,
+                format!(
+                    "a hook is a closure of the model, `|model| ..`, returning the model\nhelp: {FORM}"
+                ),
+            )),
+        }
+    };
+    if !input.peek(syn::token::Brace) {
+        return Ok(AfterStep::All(Box::new(hook(input)?)));
+    }
+    let content;
+    braced!(content in input);
+    let entries = each_entry(&content, errors, |content, _| {
+        let name: Ident = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("each hook is named after its optimizer\nhelp: {FORM}"),
+            )
+        })?;
+        content.parse::<Token![:]>()?;
+        Ok((name, hook(content)?))
+    })?;
+    Ok(AfterStep::Per(entries))
+}
+
 fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> {
     let content;
     bracketed!(content in input);

@@ -23,6 +23,7 @@ pub fn validate(exp: &Experiment, errors: &mut Errors) {
     }
     schedule_values(exp, errors);
     burn_schedule_alone(exp, errors);
+    after_step_hooks(exp, errors);
     hparam_fields(exp, errors);
     sweep_axes(exp, &recorded, errors);
     search_space(exp, &recorded, errors);
@@ -681,6 +682,11 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     for feature in dsl_vocabulary::engine::OURS_ONLY {
         let at = match feature.key {
             "callbacks" => exp.callbacks.iter().flatten().next().map(span),
+            "after_step" => match &exp.after_step {
+                Some(AfterStep::All(hook)) => Some(span(hook)),
+                Some(AfterStep::Per(hooks)) => hooks.first().map(|(name, _)| name.span()),
+                None => None,
+            },
             "test" => loader.and_then(|l| l.test.as_ref()).map(span),
             "augment" => loader.and_then(|l| l.augment.as_ref()).map(span),
             "ema" => exp.ema.as_ref().map(|n| n.span),
@@ -1471,6 +1477,43 @@ fn early_stopping(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors)
         );
     }
     must_be_recorded("early stopping", &rule.metric, recorded, errors);
+}
+
+/// A hook named after an optimizer is for an experiment with several, and names one of them.
+fn after_step_hooks(exp: &Experiment, errors: &mut Errors) {
+    let Some(AfterStep::Per(hooks)) = &exp.after_step else {
+        return;
+    };
+    let names: Vec<String> = exp
+        .steps
+        .iter()
+        .flatten()
+        .map(|s| s.name.to_string())
+        .collect();
+    for (name, _) in hooks {
+        if names.is_empty() {
+            err(
+                errors,
+                name.span(),
+                "a hook named after an optimizer is for several optimizers; this experiment has one",
+                "write `after_step: |model| ..`: it runs after every optimizer step",
+            );
+            return;
+        }
+        if !names.contains(&name.to_string()) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let fix = match crate::errors::closest(&name.to_string(), &names) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("the steps are {}", names.join(", ")),
+            };
+            err(
+                errors,
+                name.span(),
+                &format!("no step is taken by an optimizer named `{name}`"),
+                &fix,
+            );
+        }
+    }
 }
 
 /// Burn's scheduler sets one rate for the whole model: nothing else may set a base rate to

@@ -19,6 +19,10 @@ pub const OURS_ONLY: &[OursOnly] = &[
         needs: "callbacks need",
     },
     OursOnly {
+        key: "after_step",
+        needs: "a hook on the model after each optimizer step needs",
+    },
+    OursOnly {
         key: "test",
         needs: "a test split needs",
     },

@@ -103,6 +103,13 @@ pub const KEYS: &[Key] = &[
         example: "callbacks: [MyCallback::default()]",
     },
     Key {
+        name: "after_step",
+        required: "no",
+        form: "`|model| expr`: a function of your model to your model, run after every optimizer step on the stepped weights (weight clipping: Burn's wgan clips its critic after each of its steps), before `ema` follows; with several optimizers `{ critic: |model| .., .. }` runs each after that optimizer's steps alone; it captures nothing (constants are fine); not with `engine`/`strategy`/`devices`",
+        default: "none",
+        example: "after_step: |model| model.clip_weights(0.01)",
+    },
+    Key {
         name: "checkpoint",
         required: "no",
         form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch; `n` and `k` a number or a constant of yours",

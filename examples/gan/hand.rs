@@ -34,7 +34,8 @@ pub struct Run {
 pub type Due = fn(usize, usize) -> bool;
 
 /// The hand loop: per batch, `first` steps the discriminator (its own gradients only), then on
-/// the batches `due` picks `second` steps the generator, each with its own optimizer and rate.
+/// the batches `due` picks `second` steps the generator, each with its own optimizer and rate;
+/// `after_first` runs on the model after each discriminator step (Burn's wgan clips it there).
 /// With `valid` items, each epoch ends measuring both steps' mean loss on them, as the
 /// declared experiment validates.
 pub fn hand_loop(
@@ -43,6 +44,7 @@ pub fn hand_loop(
     (mut g_optim, g_lr): (ModuleOptimizer, f64),
     first: StepFn,
     second: StepFn,
+    after_first: fn(Gan) -> Gan,
 ) -> Run {
     let device = Device::flex().autodiff();
     let mut model = Gan::new(&device);
@@ -70,6 +72,7 @@ pub fn hand_loop(
             let mut grads = loss.backward();
             let grads = GradientsParams::from_module(&mut grads, &model.discriminator);
             model = d_optim.step(d_lr, model, grads);
+            model = after_first(model);
             if due(step, iteration) {
                 let loss = second(&model, batch).loss;
                 run.second.push(loss.clone().into_scalar::<f32>().to_bits());

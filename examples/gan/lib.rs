@@ -117,6 +117,28 @@ pub struct Gan {
     pub discriminator: Net,
 }
 
+/// Burn's wgan `Clip` mapper, as that example writes it: every float parameter clamped to
+/// `[min, max]`, keeping whether it requires gradients.
+pub struct Clip {
+    pub min: f32,
+    pub max: f32,
+}
+
+impl burn::module::ModuleMapper for Clip {
+    fn map_float<const D: usize>(
+        &mut self,
+        param: burn::module::Param<Tensor<D>>,
+    ) -> burn::module::Param<Tensor<D>> {
+        let (id, tensor, mapper) = param.consume();
+        let is_require_grad = tensor.is_require_grad();
+        let mut tensor = Tensor::from_inner(tensor.inner().clamp(self.min, self.max));
+        if is_require_grad {
+            tensor = tensor.require_grad();
+        }
+        burn::module::Param::from_mapped_value(id, tensor, mapper)
+    }
+}
+
 /// A step's output: its loss alone.
 #[derive(StepOutput)]
 pub struct GanLoss {
@@ -176,6 +198,19 @@ impl Gan {
                 .forward(self.generator.forward(batch.noise))
                 .mean()
                 .neg(),
+        }
+    }
+
+    /// The model with the critic's weights clamped to `[-bound, bound]`, as Burn's wgan clips
+    /// its discriminator after each of its optimizer steps (its `Clip` mapper).
+    pub fn clip_critic(self, bound: f32) -> Self {
+        let mut clip = Clip {
+            min: -bound,
+            max: bound,
+        };
+        Self {
+            discriminator: self.discriminator.map(&mut clip),
+            ..self
         }
     }
 

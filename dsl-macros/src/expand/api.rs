@@ -364,6 +364,7 @@ fn with_options(
     let check = [quote!(TrainStep), quote!(InferenceStep)]
         .map(|step_trait| output_check(step, &model_name, step_trait));
     let metric_calls = metrics::registrations(exp, &model_name);
+    let hook_calls = after_step_calls(exp, &model_name, model_ty);
     let callback_calls = exp.callbacks.iter().flatten().map(|c| {
         let boxed = respan(quote!(#Rt::Callback::boxed), c.span());
         quote_spanned!(c.span()=> .callback(#boxed(#c)))
@@ -503,7 +504,7 @@ fn with_options(
             let #provenance = #provenance_value;
             let #data = #sources.into_data();
             #augment_call
-            #fit #data_parallel #(#metric_calls)* #(#callback_calls)* #run
+            #fit #data_parallel #(#metric_calls)* #(#callback_calls)* #(#hook_calls)* #run
         }),
     );
     // The test split is measured after either engine returns.
@@ -556,6 +557,42 @@ fn with_options(
         #test_prepare
         let #report = #fit #question;
         #test_run
+    }
+}
+
+/// `after_step`'s hooks as `Fit` calls: each user closure of the model, applied to the
+/// wrapper's `model` field by a function pointer (a closure that captures something is then an
+/// error at the user's closure).
+fn after_step_calls(
+    exp: &Experiment,
+    model_name: &Ident,
+    model_ty: &syn::Type,
+) -> Vec<TokenStream> {
+    let hook = |user: &syn::Expr| {
+        let span = user.span();
+        let typed = respan(quote!(#Rt::model_hook::<#model_ty, _>), span);
+        quote_spanned! {span=> {
+            let hook: fn(#model_name) -> #model_name = |mut wrapped| {
+                let user = #typed(#user);
+                wrapped.model = user(wrapped.model);
+                wrapped
+            };
+            hook
+        }}
+    };
+    match &exp.after_step {
+        None => Vec::new(),
+        Some(AfterStep::All(user)) => {
+            let hook = hook(user);
+            vec![quote!(.after_step(#hook))]
+        }
+        Some(AfterStep::Per(hooks)) => hooks
+            .iter()
+            .map(|(name, user)| {
+                let (name, hook) = (name.to_string(), hook(user));
+                quote!(.after_step_of(#name, #hook))
+            })
+            .collect(),
     }
 }
 

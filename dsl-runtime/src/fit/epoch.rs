@@ -198,6 +198,8 @@ pub(super) struct TrainState<M: LearnerModel> {
     /// be: Burn computes some metrics only in f32 (its confusion statistics, behind F1,
     /// precision and recall, build an f32 mask).
     pub to_f32: OutputCasts<M>,
+    /// Hooks on the model after optimizer steps.
+    pub after_step: super::model_hooks::AfterSteps<M>,
 }
 
 /// Casts of the training and the validation outputs ([`crate::fit::Fit::output_casts`]).
@@ -290,6 +292,7 @@ impl<M: LearnerModel> TrainState<M> {
             steps: None,
             precision: None,
             to_f32: OutputCasts::default(),
+            after_step: super::model_hooks::AfterSteps::default(),
         }
     }
 
@@ -535,7 +538,7 @@ impl<M: LearnerModel> TrainState<M> {
             return Ok(false);
         }
         self.next_lr();
-        self.update(grads, parallel)?;
+        self.update(grads, parallel, None)?;
         if let Some(ema) = &mut self.ema {
             ema.update(&self.model);
         }
@@ -574,8 +577,23 @@ impl<M: LearnerModel> TrainState<M> {
     }
 
     /// The model after one optimizer step with `grads`, clipped, at the current rate (on a
-    /// rank of a data-parallel run, `parallel`: the clipping's norm is the ranks' together).
+    /// rank of a data-parallel run, `parallel`: the clipping's norm is the ranks' together),
+    /// then after the hooks of a step of optimizer `of` (`None`: the run's one optimizer).
     fn update(
+        &mut self,
+        grads: GradientsParams,
+        parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
+        of: Option<&str>,
+    ) -> Result<(), FitError> {
+        self.step_model(grads, parallel)?;
+        if !self.after_step.is_empty() {
+            self.model = self.after_step.run(self.model.clone(), of);
+        }
+        Ok(())
+    }
+
+    /// [`TrainState::update`]'s optimizer step.
+    fn step_model(
         &mut self,
         mut grads: GradientsParams,
         mut parallel: Option<&mut Parallel<TrainOutputOf<M>>>,
@@ -666,7 +684,7 @@ impl<M: LearnerModel> TrainState<M> {
             };
             // An f16 step whose gradients overflowed is skipped, as in a one-optimizer run.
             if self.admitted(&grads)? {
-                self.update(grads, None)?;
+                self.update(grads, None, Some(turn.name()))?;
             }
             let item = self.for_metrics(output.sync()?);
             let last = k + 1 == due.len();

@@ -12,6 +12,7 @@ mod finite;
 mod freeze;
 mod hooks;
 mod mixed_types;
+pub mod model_hooks;
 pub mod precision;
 mod recompute;
 mod resume;
@@ -87,6 +88,7 @@ pub struct Fit<M: LearnerModel> {
     steps: Option<Steps<M>>,
     casts: BatchCasts<M>,
     to_f32: OutputCasts<M>,
+    after_step: model_hooks::AfterSteps<M>,
 }
 
 /// How the training and the validation batches are cast to a 16-bit precision, where the
@@ -247,7 +249,27 @@ impl<M: LearnerModel> Fit<M> {
                 valid: None,
             },
             to_f32: OutputCasts::default(),
+            after_step: model_hooks::AfterSteps::default(),
         }
+    }
+
+    /// Runs `hook` on the model after every optimizer step (weight clipping, as Burn's wgan
+    /// clips its critic): what it returns is what the next batch trains. Hooks run in the
+    /// order given, after the update and before the moving average (`ema`) follows it.
+    pub fn after_step(mut self, hook: model_hooks::AfterStep<M>) -> Self {
+        self.after_step.push(None, hook);
+        self
+    }
+
+    /// [`Fit::after_step`] after the steps of the optimizer `optimizer` alone, in a
+    /// several-optimizer experiment ([`Fit::steps`]).
+    pub fn after_step_of(
+        mut self,
+        optimizer: &'static str,
+        hook: model_hooks::AfterStep<M>,
+    ) -> Self {
+        self.after_step.push(Some(optimizer), hook);
+        self
     }
 
     /// Replaces every scalar option at once.
@@ -389,11 +411,13 @@ impl<M: LearnerModel> Fit<M> {
             steps,
             casts,
             to_f32,
+            after_step,
         } = self;
         let mut callbacks = Callbacks::new(callbacks, options.watch.clone());
 
         // 1. Everything that can be checked before a file is read or written.
         let (options, parallel) = checked_options(options, parallel)?;
+        after_step.check(steps.as_ref())?;
         if steps.is_some() {
             for (option, given) in [
                 ("grad_accumulation", options.grad_accumulation.is_some()),
@@ -539,6 +563,7 @@ impl<M: LearnerModel> Fit<M> {
         state.parallel = parallel;
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
         state.steps = steps.map(|steps| steps.own(&state.model));
+        state.after_step = after_step;
         state.precision = LowPrecision::new(options.precision, start.loss_scale);
         state.to_f32 = to_f32;
 

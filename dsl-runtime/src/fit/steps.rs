@@ -27,6 +27,8 @@ pub type Play<M> = fn(&M, &<M as TrainStep>::Input) -> (Gradients, <M as TrainSt
 
 /// One step of every batch: the optimizer that takes it, how often, and what it computes.
 pub struct Step<M: LearnerModel> {
+    /// The optimizer's name, which `after_step` hooks name.
+    name: &'static str,
     every: usize,
     /// The first batch it runs at (1 to `every`).
     first: usize,
@@ -47,6 +49,11 @@ pub struct Steps<M: LearnerModel> {
 }
 
 impl<M: LearnerModel> Steps<M> {
+    /// Whether a step is taken by the optimizer `name`.
+    pub(super) fn has(&self, name: &str) -> bool {
+        self.steps.iter().any(|s| s.name == name)
+    }
+
     /// The steps due at global step `step`, batch `batch` of its epoch (both from 1), in order:
     /// those whose count (global, or within the epoch) has reached `first` and is `first` plus
     /// a multiple of `every`.
@@ -102,6 +109,11 @@ impl<M: LearnerModel> Steps<M> {
 }
 
 impl<M: LearnerModel> Step<M> {
+    /// The name of the optimizer that takes the step.
+    pub(super) fn name(&self) -> &'static str {
+        self.name
+    }
+
     /// The step's output on `batch`, and the gradients of its loss for its own parameters only.
     pub(super) fn play(
         &self,
@@ -186,6 +198,7 @@ pub fn several<M: LearnerModel>(
         all = Some(spec.optimizer.for_group(base, group.clone())?);
         rates.push((group.clone(), spec.lr));
         built.push(Step {
+            name,
             every: spec.every,
             first,
             in_epoch: spec.in_epoch,

@@ -15,6 +15,7 @@ fn main() {
         (adam(), lr("generator")),
         Gan::discriminator_step,
         Gan::generator_step,
+        |model| model,
     );
     let (discriminator, generator) = run.valid.last().expect("an epoch ran");
     println!("valid.discriminator.loss {discriminator:.4}  valid.generator.loss {generator:.4}");

@@ -43,6 +43,7 @@ fn the_declared_gan_is_bit_identical_to_the_hand_loop_with_two_optimizers() {
         (adam(), 2e-3),
         Gan::discriminator_step,
         Gan::generator_step,
+        |model| model,
     );
     assert_eq!(hand.first.len(), 64, "32 batches in each of 2 epochs");
     assert_eq!(hand.second.len(), 64);
@@ -74,6 +75,7 @@ fn a_critic_stepped_five_times_per_generator_step_is_bit_identical_to_its_hand_l
         (rmsprop(), 5e-4),
         Gan::critic_step,
         Gan::wasserstein_generator_step,
+        |model| model,
     );
     assert_eq!(hand.first.len(), 32, "16 batches in each of 2 epochs");
     assert_eq!(hand.second.len(), 6, "steps 5, 10, .., 30");
@@ -117,6 +119,7 @@ fn a_generator_counted_within_each_epoch_from_its_first_batch_is_burns_wgan_orde
         (rmsprop(), 5e-4),
         Gan::critic_step,
         Gan::wasserstein_generator_step,
+        |model| model,
     );
     assert_eq!(
         hand.second.len(),
@@ -144,6 +147,85 @@ fn a_generator_counted_within_each_epoch_from_its_first_batch_is_burns_wgan_orde
     };
     RingCriticBurnOrder::with_config(part(1, None), &Device::flex()).unwrap();
     let resumed = RingCriticBurnOrder::with_config(
+        part(2, Some(dsl_runtime::checkpoint::Resume::Latest)),
+        &Device::flex(),
+    )
+    .unwrap();
+    assert_eq!(
+        declared(
+            &resumed.history,
+            &resumed.model.model,
+            "critic",
+            "generator"
+        ),
+        hand
+    );
+}
+
+training! {
+    /// Burn's wgan set-up: the critic's weights clipped after each of its steps, the generator
+    /// at `iteration % 5 == 0` of each epoch.
+    name: RingWgan,
+    model: Gan = Gan::new(device),
+    optimizers: {
+        critic: rmsprop(lr = 5e-4) on [discriminator],
+        generator: rmsprop(lr = 5e-4) on [generator],
+    },
+    steps: [
+        critic: |model, batch: SampleBatch| -> GanLoss { model.critic_step(batch) },
+        generator(every_in_epoch = 5, first = 1): |model, batch: SampleBatch| -> GanLoss { model.wasserstein_generator_step(batch) },
+    ],
+    after_step: { critic: |model| model.clip_critic(CLIP) },
+    loader: { train: ring(0..1024), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
+    epochs: 2,
+    metrics: [train.critic.loss, train.generator.loss],
+    checkpoint: keep_last(1),
+}
+
+/// Burn's wgan default (`clip_value`) is 0.01; a larger bound still clips this small net's
+/// weights from the first step.
+const CLIP: f32 = 0.05;
+
+#[test]
+fn the_critic_clipped_after_each_of_its_steps_is_burns_wgan() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RingWganConfig {
+        artifacts: dir.path().to_string_lossy().into_owned(),
+        ..RingWgan::config()
+    };
+    let report = RingWgan::with_config(config.clone(), &Device::flex()).unwrap();
+    let rmsprop = || RmsPropConfig::new().init();
+    let wgan = |clip: fn(Gan) -> Gan| {
+        hand_loop(
+            (0..1024, None, 2, |_, iteration| iteration % 5 == 0),
+            (rmsprop(), 5e-4),
+            (rmsprop(), 5e-4),
+            Gan::critic_step,
+            Gan::wasserstein_generator_step,
+            clip,
+        )
+    };
+    let hand = wgan(|model| model.clip_critic(CLIP));
+    let run = declared(&report.history, &report.model.model, "critic", "generator");
+    assert_eq!(run, hand);
+    // The hook clipped: every critic weight lies within the bound, and the run differs from
+    // the unclipped one.
+    let critic = report.model.model.discriminator.weights();
+    assert!(critic.iter().all(|&w| f32::from_bits(w).abs() <= CLIP));
+    assert_ne!(run, wgan(|model| model));
+    // The generator's weights are not clipped (the hook is the critic's).
+    let generator = &report.model.model.generator.weights();
+    assert!(generator.iter().any(|&w| f32::from_bits(w).abs() > CLIP));
+    // Resumed from its epoch-1 checkpoint: the same weights, nothing clipped twice.
+    let resumed_dir = tempfile::tempdir().unwrap();
+    let part = |epochs: usize, resume| RingWganConfig {
+        artifacts: resumed_dir.path().to_string_lossy().into_owned(),
+        epochs,
+        resume,
+        ..config.clone()
+    };
+    RingWgan::with_config(part(1, None), &Device::flex()).unwrap();
+    let resumed = RingWgan::with_config(
         part(2, Some(dsl_runtime::checkpoint::Resume::Latest)),
         &Device::flex(),
     )
