@@ -561,8 +561,8 @@ fn with_options(
 }
 
 /// `after_step`'s hooks as `Fit` calls: each user closure of the model, applied to the
-/// wrapper's `model` field by a function pointer (a closure that captures something is then an
-/// error at the user's closure).
+/// wrapper's `model` field by a function item (a closure that captures a local is then one error
+/// at the captured name).
 fn after_step_calls(
     exp: &Experiment,
     model_name: &Ident,
@@ -572,11 +572,11 @@ fn after_step_calls(
         let span = user.span();
         let typed = respan(quote!(#Rt::model_hook::<#model_ty, _>), span);
         quote_spanned! {span=> {
-            let hook: fn(#model_name) -> #model_name = |mut wrapped| {
+            fn hook(mut wrapped: #model_name) -> #model_name {
                 let user = #typed(#user);
                 wrapped.model = user(wrapped.model);
                 wrapped
-            };
+            }
             hook
         }}
     };

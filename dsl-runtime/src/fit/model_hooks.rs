@@ -3,6 +3,8 @@
 //! model, run on every rank alike after the update; it leaves no state of its own, so a
 //! checkpoint (taken at an epoch's end, after the hooks) and a resume replay nothing twice.
 
+use burn::module::{ModuleMapper, Param};
+use burn::tensor::Tensor;
 use burn::train::LearnerModel;
 
 use super::steps::Steps;
@@ -16,6 +18,27 @@ pub type AfterStep<M> = fn(M) -> M;
 #[doc(hidden)]
 pub fn model_hook<M, F: Fn(M) -> M>(hook: F) -> F {
     hook
+}
+
+/// Makes every float parameter a leaf of the autodiff graph again, with its values and whether
+/// it requires gradients. A hook written with tensor operations on the tracked weights
+/// (`param.map(|w| w.clamp(-c, c))`) leaves them as nodes of the last step's graph, and the next
+/// backward pass would fail inside Burn ("graph tape has already been consumed"); Burn's wgan
+/// `Clip` mapper re-roots them by hand, and this does it for every hook.
+struct Leaves;
+
+impl ModuleMapper for Leaves {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let (id, tensor, mapper) = param.consume();
+        // A weight the hook computed from a trained one is tracked, not a leaf requiring
+        // gradients; a frozen weight is neither, and stays so.
+        let tracked = tensor.is_require_grad() || tensor.is_tracked();
+        let mut tensor = Tensor::from_inner(tensor.inner());
+        if tracked {
+            tensor = tensor.require_grad();
+        }
+        Param::from_mapped_value(id, tensor, mapper)
+    }
 }
 
 /// The run's hooks after optimizer steps, each after every step or after one optimizer's.
@@ -57,12 +80,17 @@ impl<M: LearnerModel> AfterSteps<M> {
     /// `model` after the hooks of a step of optimizer `of` (`None`: the run's one optimizer),
     /// in the order they were given.
     pub fn run(&self, mut model: M, of: Option<&str>) -> M {
+        let mut ran = false;
         for (wanted, hook) in &self.hooks {
             if wanted.is_none() || *wanted == of {
                 model = hook(model);
+                ran = true;
             }
         }
-        model
+        match ran {
+            true => model.map(&mut Leaves),
+            false => model,
+        }
     }
 
     pub fn is_empty(&self) -> bool {

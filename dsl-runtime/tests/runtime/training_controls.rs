@@ -298,3 +298,87 @@ fn a_model_s_own_optimize_makes_each_optimizer_step() {
         "two epochs of six batches"
     );
 }
+
+/// Optimizer steps the counting hook saw.
+static HOOKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `after_step` runs once per optimizer step (not per batch), on the stepped model, and what it
+/// returns is what trains on: a hook that clamps the weights leaves every weight in its bound.
+#[test]
+fn a_hook_after_each_optimizer_step_sees_and_changes_the_model() {
+    use burn::module::{Module, ModuleMapper, Param};
+    use burn::tensor::Tensor;
+    use std::sync::atomic::Ordering;
+    struct Clamp;
+    impl ModuleMapper for Clamp {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+            param.map(|tensor| tensor.clamp(-0.05, 0.05))
+        }
+    }
+    let fit = |hook: Option<fn(Classifier) -> Classifier>| {
+        let dir = tempfile::tempdir().unwrap();
+        let fit = Fit::new(classifier(), SgdConfig::new().init(), 0.1).with_options(|o| {
+            o.artifacts = dir.path().to_owned();
+            o.epochs = 3;
+            o.batch_size = 16;
+            o.grad_accumulation = Some(2);
+            o.quiet = true;
+        });
+        let fit = match hook {
+            Some(hook) => fit.after_step(hook),
+            None => fit,
+        };
+        fit.train_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+            .unwrap()
+    };
+    let plain = fit(None);
+    let counted = fit(Some(|model| {
+        HOOKED.fetch_add(1, Ordering::SeqCst);
+        model
+    }));
+    // 6 batches an epoch, 2 per optimizer step, 3 epochs.
+    assert_eq!(HOOKED.load(Ordering::SeqCst), 9);
+    assert_eq!(counted.model.mlp.weights(), plain.model.mlp.weights());
+    // Clamped with tensor operations on the tracked weights, not re-rooted by hand as Burn's
+    // wgan `Clip` does: the runtime makes them leaves again.
+    let clamped = fit(Some(|model| Classifier {
+        mlp: model.mlp.map(&mut Clamp),
+    }));
+    let weights = clamped.model.mlp.weights();
+    assert!(weights.iter().all(|&w| f32::from_bits(w).abs() <= 0.05));
+    assert_ne!(weights, plain.model.mlp.weights());
+    // The clamped model is what trained on: its losses differ from the first step after one.
+    let (a, b) = (clamped.history.train_losses(), plain.history.train_losses());
+    assert_eq!(
+        a[..2],
+        b[..2],
+        "the first optimizer step comes after two batches"
+    );
+    assert_ne!(a[2..], b[2..]);
+}
+
+#[test]
+fn a_hook_named_after_an_optimizer_needs_several() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+        .with_options(|o| {
+            o.artifacts = dir.path().to_owned();
+            o.quiet = true;
+        })
+        .after_step_of("critic", |model| model)
+        .run(
+            &device(),
+            Data::new(samples(0..96), samples(96..120), SampleBatcher),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("after_step") && err.contains("one optimizer"),
+        "{err}"
+    );
+}
