@@ -421,6 +421,7 @@ fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
         epochs: 1,
         metrics: [valid.loss],
         callbacks: [Stop],
+        after_step: |model| model,
         ema: 0.9,
         lora: { rank: 2, on: [fc1] },
         init_from: "w.safetensors",
