@@ -28,6 +28,8 @@ pub struct Experiment {
     pub callbacks: Option<Vec<Expr>>,
     /// `after_step: |model| ..` or `{ name: |model| .., .. }`.
     pub after_step: Option<AfterStep>,
+    /// `at_epoch_end: |model, at| ..`.
+    pub at_epoch_end: Option<Box<Expr>>,
     pub checkpoint: Option<Vec<Policy>>,
     pub early_stopping: Option<Patience>,
     pub grad_accumulation: Option<Number>,
@@ -134,6 +136,7 @@ impl Default for Experiment {
             metrics: None,
             callbacks: None,
             after_step: None,
+            at_epoch_end: None,
             checkpoint: None,
             early_stopping: None,
             grad_accumulation: None,

@@ -366,6 +366,7 @@ fn top_level(
         "metrics" => exp.metrics = Some(metrics(input, errors)?),
         "callbacks" => exp.callbacks = Some(callbacks(input, errors)?),
         "after_step" => exp.after_step = Some(after_step(input, errors)?),
+        "at_epoch_end" => exp.at_epoch_end = Some(Box::new(at_epoch_end(input)?)),
         "checkpoint" => exp.checkpoint = Some(policies(input)?),
         "early_stopping" => exp.early_stopping = Some(patience(input)?),
         "grad_accumulation" => exp.grad_accumulation = Some(number_or_constant(input)?),
@@ -429,6 +430,7 @@ fn top_level(
 /// Keys whose value is never a string (`artifacts`, `init_from` and `device` are).
 const UNQUOTED: &[&str] = &[
     "after_step",
+    "at_epoch_end",
     "optimizer",
     "lr",
     "lr_schedule",
@@ -2000,6 +2002,18 @@ fn after_step(input: ParseStream, errors: &mut Errors) -> syn::Result<AfterStep>
         Ok((name, hook(content)?))
     })?;
     Ok(AfterStep::Per(entries))
+}
+
+/// `at_epoch_end: |model, at| ..`.
+fn at_epoch_end(input: ParseStream) -> syn::Result<Expr> {
+    let expr: Expr = input.parse()?;
+    match &expr {
+        Expr::Closure(closure) if closure.inputs.len() == 2 => Ok(expr),
+        _ => Err(syn::Error::new_spanned(
+            &expr,
+            "`at_epoch_end` is a closure of the model and where the epoch ended, `|model, at| ..`\nhelp: write `at_epoch_end: |model, at| model.save_samples(at.run_dir.join(format!(\"samples-{}.png\", at.epoch)))`",
+        )),
+    }
 }
 
 fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> {

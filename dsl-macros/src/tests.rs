@@ -422,6 +422,7 @@ fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
         metrics: [valid.loss],
         callbacks: [Stop],
         after_step: |model| model,
+        at_epoch_end: |model, at| (),
         ema: 0.9,
         lora: { rank: 2, on: [fc1] },
         init_from: "w.safetensors",

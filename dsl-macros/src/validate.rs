@@ -682,6 +682,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     for feature in dsl_vocabulary::engine::OURS_ONLY {
         let at = match feature.key {
             "callbacks" => exp.callbacks.iter().flatten().next().map(span),
+            "at_epoch_end" => exp.at_epoch_end.as_deref().map(span),
             "after_step" => match &exp.after_step {
                 Some(AfterStep::All(hook)) => Some(span(hook)),
                 Some(AfterStep::Per(hooks)) => hooks.first().map(|(name, _)| name.span()),

@@ -56,6 +56,14 @@ pub enum FitError {
         /// The empty split.
         split: Split,
     },
+    /// An `at_epoch_end` hook returned an error: the run stops before the epoch's checkpoint.
+    #[error("the `at_epoch_end` hook failed at epoch {epoch}: {message}")]
+    EpochHook {
+        /// The epoch whose end it was.
+        epoch: usize,
+        /// The hook's error.
+        message: String,
+    },
     /// `--mlflow-sync` could not send what the server lacks (the server down, refusing, or the
     /// run directory unreadable): not a mistake on the command line, so not exit 2.
     #[error("MLflow sync: {0}")]

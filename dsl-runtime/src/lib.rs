@@ -144,7 +144,7 @@ pub mod __private {
     pub use crate::data::{Augment, AugmentFn, AugmentRng, checked_ints};
     pub use crate::fit::callback::Callback;
     pub use crate::fit::engine;
-    pub use crate::fit::model_hooks::model_hook;
+    pub use crate::fit::model_hooks::{EpochAt, HookOutcome, epoch_hook, model_hook};
     pub use crate::fit::steps;
     pub use crate::fit::{Data, Fit, FitReport, TestPlan, TestSplit, test_line};
     pub use crate::history::Split;

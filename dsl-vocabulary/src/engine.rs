@@ -23,6 +23,10 @@ pub const OURS_ONLY: &[OursOnly] = &[
         needs: "a hook on the model after each optimizer step needs",
     },
     OursOnly {
+        key: "at_epoch_end",
+        needs: "a hook reading the model at each epoch's end needs",
+    },
+    OursOnly {
         key: "test",
         needs: "a test split needs",
     },

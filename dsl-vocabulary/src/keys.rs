@@ -110,6 +110,13 @@ pub const KEYS: &[Key] = &[
         example: "after_step: |model| model.clip_weights(0.01)",
     },
     Key {
+        name: "at_epoch_end",
+        required: "no",
+        form: "`|model, at| expr`: a function of your model (as validation sees it: the moving average with `ema`) and `at` (`at.epoch`, `at.run_dir`), run at each epoch's end after validation and before the checkpoint, by the process that writes the run directory: samples, images, anything written there; it returns `()` or a `Result` whose error stops the run; it captures nothing (constants are fine); not with `engine`/`strategy`/`devices`",
+        default: "none",
+        example: "at_epoch_end: |model, at| model.save_samples(at.run_dir.join(format!(\"samples-{}.png\", at.epoch)))",
+    },
+    Key {
         name: "checkpoint",
         required: "no",
         form: "`keep_last(n) | best(split.metric) | every(k)` (joined with `|`) or `none`: files in `<run dir>/checkpoint` after every epoch; `n` and `k` a number or a constant of yours",

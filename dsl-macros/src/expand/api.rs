@@ -560,7 +560,7 @@ fn with_options(
     }
 }
 
-/// `after_step`'s hooks as `Fit` calls: each user closure of the model, applied to the
+/// `after_step`'s and `at_epoch_end`'s hooks as `Fit` calls: each user closure, applied to the
 /// wrapper's `model` field by a function item (a closure that captures a local is then one error
 /// at the captured name).
 fn after_step_calls(
@@ -580,7 +580,7 @@ fn after_step_calls(
             hook
         }}
     };
-    match &exp.after_step {
+    let mut calls = match &exp.after_step {
         None => Vec::new(),
         Some(AfterStep::All(user)) => {
             let hook = hook(user);
@@ -593,7 +593,23 @@ fn after_step_calls(
                 quote!(.after_step_of(#name, #hook))
             })
             .collect(),
+    };
+    if let Some(user) = &exp.at_epoch_end {
+        let span = user.span();
+        let typed = respan(quote!(#Rt::epoch_hook::<#model_ty, _, _>), span);
+        let outcome = respan(quote!(#Rt::HookOutcome::into_result), span);
+        calls.push(quote_spanned! {span=> .at_epoch_end({
+            fn hook(
+                wrapped: &#model_name,
+                at: &#Rt::EpochAt<'_>,
+            ) -> ::core::result::Result<(), ::std::string::String> {
+                let user = #typed(#user);
+                #outcome(user(&wrapped.model, at))
+            }
+            hook
+        })});
     }
+    calls
 }
 
 /// The optimizer and the schedule (and with several optimizers, the steps, bound to `steps`):

@@ -200,6 +200,8 @@ pub(super) struct TrainState<M: LearnerModel> {
     pub to_f32: OutputCasts<M>,
     /// Hooks on the model after optimizer steps.
     pub after_step: super::model_hooks::AfterSteps<M>,
+    /// Hooks reading the model at each epoch's end.
+    pub at_epoch_end: Vec<super::model_hooks::AtEpochEnd<M>>,
 }
 
 /// Casts of the training and the validation outputs ([`crate::fit::Fit::output_casts`]).
@@ -293,6 +295,7 @@ impl<M: LearnerModel> TrainState<M> {
             precision: None,
             to_f32: OutputCasts::default(),
             after_step: super::model_hooks::AfterSteps::default(),
+            at_epoch_end: Vec::new(),
         }
     }
 

@@ -89,6 +89,7 @@ pub struct Fit<M: LearnerModel> {
     casts: BatchCasts<M>,
     to_f32: OutputCasts<M>,
     after_step: model_hooks::AfterSteps<M>,
+    at_epoch_end: Vec<model_hooks::AtEpochEnd<M>>,
 }
 
 /// How the training and the validation batches are cast to a 16-bit precision, where the
@@ -250,6 +251,7 @@ impl<M: LearnerModel> Fit<M> {
             },
             to_f32: OutputCasts::default(),
             after_step: model_hooks::AfterSteps::default(),
+            at_epoch_end: Vec::new(),
         }
     }
 
@@ -269,6 +271,16 @@ impl<M: LearnerModel> Fit<M> {
         hook: model_hooks::AfterStep<M>,
     ) -> Self {
         self.after_step.push(Some(optimizer), hook);
+        self
+    }
+
+    /// Runs `hook` at each epoch's end with the model as validation sees it (with `ema`, the
+    /// moving average) and the run's directory: samples, images, anything written there. It
+    /// runs after validation and before the epoch's checkpoint, on the process that writes the
+    /// run directory (rank 0), and not in a run that writes no file (`--fast-dev-run`); its
+    /// error stops the run.
+    pub fn at_epoch_end(mut self, hook: model_hooks::AtEpochEnd<M>) -> Self {
+        self.at_epoch_end.push(hook);
         self
     }
 
@@ -412,6 +424,7 @@ impl<M: LearnerModel> Fit<M> {
             casts,
             to_f32,
             after_step,
+            at_epoch_end,
         } = self;
         let mut callbacks = Callbacks::new(callbacks, options.watch.clone());
 
@@ -564,6 +577,7 @@ impl<M: LearnerModel> Fit<M> {
         state.draws = draws::Draws::new(&train_device, options.seed, options.ranks.is_some());
         state.steps = steps.map(|steps| steps.own(&state.model));
         state.after_step = after_step;
+        state.at_epoch_end = at_epoch_end;
         state.precision = LowPrecision::new(options.precision, start.loss_scale);
         state.to_f32 = to_f32;
 

@@ -1,7 +1,13 @@
-//! Hooks that see the model between optimizer steps and may change it: Burn's wgan clips its
+//! Hooks that see the model. After optimizer steps they may change it: Burn's wgan clips its
 //! critic's weights after each of the critic's steps. A hook is a function of the model to the
 //! model, run on every rank alike after the update; it leaves no state of its own, so a
 //! checkpoint (taken at an epoch's end, after the hooks) and a resume replay nothing twice.
+//!
+//! At an epoch's end they read it (Burn's wgan saves generated images every few epochs): run
+//! after validation and before the epoch's checkpoint, so an epoch a resume trains again runs
+//! its hook again, and one it skips had its hook run.
+
+use std::path::Path;
 
 use burn::module::{ModuleMapper, Param};
 use burn::tensor::Tensor;
@@ -96,4 +102,48 @@ impl<M: LearnerModel> AfterSteps<M> {
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }
+}
+
+/// Where an epoch-end hook is called.
+#[derive(Debug)]
+pub struct EpochAt<'a> {
+    /// The epoch that just ended, from 1.
+    pub epoch: usize,
+    /// The run's directory, for what the hook writes (`image-3.png`).
+    pub run_dir: &'a Path,
+}
+
+/// A hook at an epoch's end: the model as validation sees it (the moving average with `ema`),
+/// and where; an error stops the run before the epoch's checkpoint.
+pub type AtEpochEnd<M> = fn(&M, &EpochAt<'_>) -> Result<(), String>;
+
+/// What an epoch-end hook may return: nothing, or a `Result` whose error stops the run.
+#[diagnostic::on_unimplemented(
+    message = "an `at_epoch_end` hook returns `()` or a `Result<(), E>`, not `{Self}`",
+    label = "this hook returns `{Self}`",
+    note = "end the closure's body with `;` to return `()`, or return `Ok(())` and errors (any `E: Display`) that stop the run"
+)]
+pub trait HookOutcome {
+    /// The outcome, its error as text.
+    fn into_result(self) -> Result<(), String>;
+}
+
+#[diagnostic::do_not_recommend]
+impl HookOutcome for () {
+    fn into_result(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: std::fmt::Display> HookOutcome for Result<(), E> {
+    fn into_result(self) -> Result<(), String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+/// `at_epoch_end`'s closure as `training!` passes it, typed by the user's model.
+#[doc(hidden)]
+pub fn epoch_hook<M, R, F: Fn(&M, &EpochAt<'_>) -> R>(hook: F) -> F {
+    hook
 }

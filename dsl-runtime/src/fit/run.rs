@@ -142,6 +142,16 @@ impl<M: LearnerModel> ActiveRun<'_, M> {
             self.progress.epoch_end(|| {
                 console::epoch_line(&self.history, epoch, options.epochs, started.elapsed())
             });
+            if self.run_dir.enabled() && !self.state.at_epoch_end.is_empty() {
+                let model = self.state.evaluated().valid();
+                let at = super::model_hooks::EpochAt {
+                    epoch,
+                    run_dir: self.run_dir.path(),
+                };
+                for hook in &self.state.at_epoch_end {
+                    hook(&model, &at).map_err(|message| FitError::EpochHook { epoch, message })?;
+                }
+            }
             let stop = self.features.epoch_end(&mut Edge {
                 epoch,
                 state: &mut self.state,

@@ -382,3 +382,65 @@ fn a_hook_named_after_an_optimizer_needs_several() {
         "{err}"
     );
 }
+
+/// `at_epoch_end` sees the model after each epoch's validation, in the run's folder; an error
+/// it returns stops the run before that epoch's checkpoint, naming the epoch.
+#[test]
+fn a_hook_at_each_epoch_end_writes_into_the_run_and_its_error_stops_the_run() {
+    let fit = |dir: &std::path::Path,
+               hook: dsl_runtime::fit::model_hooks::AtEpochEnd<Classifier>| {
+        Fit::new(classifier(), SgdConfig::new().init(), 0.1)
+            .with_options(|o| {
+                o.artifacts = dir.to_owned();
+                o.epochs = 3;
+                o.batch_size = 16;
+                o.checkpoint = Some(vec![]);
+                o.quiet = true;
+            })
+            .at_epoch_end(hook)
+            .train_metric(metric::loss())
+            .run(
+                &device(),
+                Data::new(samples(0..96), samples(96..120), SampleBatcher),
+            )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let report = fit(dir.path(), |model, at| {
+        let bits: Vec<String> = model.mlp.weights().iter().map(u32::to_string).collect();
+        std::fs::write(
+            at.run_dir.join(format!("weights-{}.txt", at.epoch)),
+            bits.join(","),
+        )
+        .map_err(|e| e.to_string())
+    })
+    .unwrap();
+    let last: Vec<String> = report
+        .model
+        .mlp
+        .weights()
+        .iter()
+        .map(u32::to_string)
+        .collect();
+    let written = std::fs::read_to_string(report.run_dir.join("weights-3.txt")).unwrap();
+    assert_eq!(written, last.join(","), "the model at the end of epoch 3");
+    assert!(report.run_dir.join("weights-1.txt").exists());
+
+    let dir = tempfile::tempdir().unwrap();
+    let err = fit(dir.path(), |_, at| match at.epoch {
+        2 => Err("the disk is full".to_owned()),
+        _ => Ok(()),
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert_eq!(
+        err,
+        "the `at_epoch_end` hook failed at epoch 2: the disk is full"
+    );
+    let checkpoints = dir.path().join("run/run-1/checkpoint");
+    assert!(checkpoints.join("model-1.bpk").exists());
+    assert!(
+        !checkpoints.join("model-2.bpk").exists(),
+        "stopped before the checkpoint"
+    );
+}

@@ -176,6 +176,10 @@ training! {
         generator(every_in_epoch = 5, first = 1): |model, batch: SampleBatch| -> GanLoss { model.wasserstein_generator_step(batch) },
     ],
     after_step: { critic: |model| model.clip_critic(CLIP) },
+    at_epoch_end: |model, at| std::fs::write(
+        at.run_dir.join(format!("samples-{}.txt", at.epoch)),
+        format!("{:?}", model.generate(0..4, &Device::flex())),
+    ),
     loader: { train: ring(0..1024), valid: ring(2048..2304), batcher: SampleBatcher, batch_size: 64, shuffle: 3 },
     epochs: 2,
     metrics: [train.critic.loss, train.generator.loss],
@@ -216,6 +220,11 @@ fn the_critic_clipped_after_each_of_its_steps_is_burns_wgan() {
     // The generator's weights are not clipped (the hook is the critic's).
     let generator = &report.model.model.generator.weights();
     assert!(generator.iter().any(|&w| f32::from_bits(w).abs() > CLIP));
+    // Each epoch's end wrote its samples, those of the last epoch from the final weights.
+    let last = report.model.model.generate(0..4, &Device::flex());
+    let written = std::fs::read_to_string(report.run_dir.join("samples-2.txt")).unwrap();
+    assert_eq!(written, format!("{last:?}"));
+    assert!(report.run_dir.join("samples-1.txt").exists());
     // Resumed from its epoch-1 checkpoint: the same weights, nothing clipped twice.
     let resumed_dir = tempfile::tempdir().unwrap();
     let part = |epochs: usize, resume| RingWganConfig {

@@ -1,0 +1,18 @@
+use burn::train::ClassificationOutput;
+use dsl_runtime::prelude::*;
+use seed::{Batch, Mlp, SampleBatcher, samples};
+
+training! {
+    name: Seed,
+    model: Mlp = Mlp::new(3, device),
+    step: |model, batch: Batch| -> ClassificationOutput { model.forward_classification(batch) },
+    loader: { train: samples(0..96), valid: samples(96..120), batcher: SampleBatcher, batch_size: 16 },
+    optimizer: sgd(lr = 0.1),
+    epochs: 3,
+    at_epoch_end: |model, at| model.weights(),
+    metrics: [train.loss, valid.loss, valid.accuracy],
+}
+
+fn main() -> std::process::ExitCode {
+    Seed::cli()
+}
