@@ -254,7 +254,7 @@ where
         "lr_schedule" => options.plateau.is_some(),
         "augment" => data.augment.is_some(),
         // Code too: the macro refuses `data_parallel` beside an engine key.
-        "callbacks" | "test" | "data_parallel" => false,
+        "callbacks" | "test" | "data_parallel" | "after_step" | "at_epoch_end" => false,
         other => unreachable!("`{other}` of OURS_ONLY is not looked up here"),
     };
     if let Some(feature) = dsl_vocabulary::engine::OURS_ONLY
