@@ -277,7 +277,7 @@ impl Number {
 /// `sgd(lr = 0.1)`, `adam(..)`, `adamw(..)`, or any expression giving a `ModuleOptimizer`.
 pub enum Optimizer {
     Named {
-        /// A name of `dsl_vocabulary::optimizer::OPTIMIZERS`.
+        /// A name of `burn_experiment_vocabulary::optimizer::OPTIMIZERS`.
         name: Ident,
         lr: Option<Number>,
         args: Vec<(Ident, Number)>,

@@ -24,7 +24,7 @@ use syn::{Data, DeriveInput, Fields, Type};
 
 use crate::errors::Errors;
 use crate::private::Rt;
-use dsl_vocabulary::one_edit_from;
+use burn_experiment_vocabulary::one_edit_from;
 
 enum Kind {
     Float,

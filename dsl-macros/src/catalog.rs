@@ -2,5 +2,5 @@
 //! catalogue and splits, and the config struct's own fields. Parse, validate and expand all read
 //! them (serde's `symbol.rs` idea), so adding a metric is one row.
 
-pub use dsl_vocabulary::config::CONFIG_KEYS;
-pub use dsl_vocabulary::metrics::*;
+pub use burn_experiment_vocabulary::config::CONFIG_KEYS;
+pub use burn_experiment_vocabulary::metrics::*;

@@ -57,4 +57,4 @@ impl Drop for Errors {
     }
 }
 
-pub use dsl_vocabulary::closest;
+pub use burn_experiment_vocabulary::closest;

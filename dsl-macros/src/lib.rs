@@ -1,9 +1,9 @@
 //! The `training!` macro: one invocation per experiment, checked at compile time.
 //!
-//! Use it through `dsl_runtime`, which re-exports it; the full key reference is in
-//! `dsl_runtime`'s crate documentation. The macro runs in three phases, one module each:
+//! Use it through `burn_experiment`, which re-exports it; the full key reference is in
+//! `burn_experiment`'s crate documentation. The macro runs in three phases, one module each:
 //! `parse` (tokens to an AST that keeps the user's spans), `validate`
-//! (rules across keys), `expand` (thin calls into `dsl_runtime::__private`). Errors of
+//! (rules across keys), `expand` (thin calls into `burn_experiment::__private`). Errors of
 //! all phases are collected, so a file with three mistakes shows three errors. Set
 //! `DSL_MACROS_DEBUG=1` to print each expansion on stderr at build time.
 
@@ -20,7 +20,7 @@ mod validate;
 use proc_macro::TokenStream;
 use quote::quote;
 
-/// Declares a training experiment. See `dsl_runtime`'s crate docs for every key.
+/// Declares a training experiment. See `burn_experiment`'s crate docs for every key.
 #[proc_macro]
 pub fn training(input: TokenStream) -> TokenStream {
     expand_training(input.into()).into()
@@ -51,7 +51,7 @@ fn expand_training(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream 
     output
 }
 
-/// Generates `<Name>Batch` and `<Name>Batcher` for a sample struct; see `dsl_runtime`'s docs.
+/// Generates `<Name>Batch` and `<Name>Batcher` for a sample struct; see `burn_experiment`'s docs.
 #[proc_macro_derive(Batch, attributes(pad))]
 pub fn derive_batch(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -59,7 +59,7 @@ pub fn derive_batch(input: TokenStream) -> TokenStream {
 }
 
 /// Makes a custom output struct trainable and metric-ready (`#[loss]`, `#[logits]`,
-/// `#[targets]` fields); see `dsl_runtime`'s docs.
+/// `#[targets]` fields); see `burn_experiment`'s docs.
 #[proc_macro_derive(StepOutput, attributes(loss, logits, targets))]
 pub fn derive_step_output(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

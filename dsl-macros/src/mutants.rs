@@ -3,7 +3,7 @@
 //! parser and the validator on token streams, without a compiler in the loop, for every
 //! mutant in seconds. What rustc adds — its count, the span, the mutants only it can judge —
 //! is ui-tests' `mutants` test, which builds every mutant with cargo (`.ci/run`). The counts per
-//! rule and per example are printed (`cargo test -p dsl-macros mutants -- --nocapture`).
+//! rule and per example are printed (`cargo test -p burn-experiment-macros mutants -- --nocapture`).
 
 use std::collections::BTreeMap;
 use std::path::Path;

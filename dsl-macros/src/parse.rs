@@ -11,7 +11,7 @@ use syn::{
     Attribute, Expr, Ident, LitStr, Pat, ReturnType, Token, braced, bracketed, parenthesized,
 };
 
-use dsl_vocabulary::keys;
+use burn_experiment_vocabulary::keys;
 
 use crate::ast::*;
 use crate::errors::{Errors, closest};
@@ -112,13 +112,13 @@ fn entries(
             // miss of one of ours not yet given is a typo first (`mode` meant `model`, though
             // it is also Lightning's word).
             let synonym = [
-                dsl_vocabulary::synonyms::KEYS,
-                dsl_vocabulary::synonyms::SEARCH,
+                burn_experiment_vocabulary::synonyms::KEYS,
+                burn_experiment_vocabulary::synonyms::SEARCH,
             ]
             .into_iter()
-            .filter_map(|table| dsl_vocabulary::synonyms::find(table, &name))
+            .filter_map(|table| burn_experiment_vocabulary::synonyms::find(table, &name))
             .find(|s| s.ours.is_none_or(|ours| known.contains(&ours)))
-            .or_else(|| dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name));
+            .or_else(|| burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::KEYS, &name));
             let typo =
                 closest(&name, known).filter(|k| synonym.is_none() || !seen.iter().any(|s| s == k));
             let synonym = synonym.filter(|_| typo.is_none());
@@ -1008,7 +1008,7 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
     if input.peek(Ident) && input.peek2(syn::token::Paren) {
         let fork = input.fork();
         let name: Ident = fork.parse()?;
-        if let Some(known) = dsl_vocabulary::optimizer::named(&name.to_string())
+        if let Some(known) = burn_experiment_vocabulary::optimizer::named(&name.to_string())
             && optimizer_args(&fork.fork()).is_err()
         {
             input.advance_to(&fork);
@@ -1035,8 +1035,8 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
         return Ok(Optimizer::Expr(input.parse()?));
     }
     let name: Ident = input.parse()?;
-    if dsl_vocabulary::optimizer::named(&name.to_string()).is_none() {
-        let known: Vec<&str> = dsl_vocabulary::optimizer::OPTIMIZERS
+    if burn_experiment_vocabulary::optimizer::named(&name.to_string()).is_none() {
+        let known: Vec<&str> = burn_experiment_vocabulary::optimizer::OPTIMIZERS
             .iter()
             .map(|o| o.name)
             .collect();
@@ -1063,9 +1063,9 @@ fn optimizer(input: ParseStream, errors: &mut Errors) -> syn::Result<Optimizer> 
 /// `amsgrad`), where ours is one of its arguments (an SGD has no `epsilon` to offer for `eps`).
 pub(crate) fn optimizer_synonym(
     key: &Ident,
-    optimizer: &dsl_vocabulary::optimizer::Optimizer,
+    optimizer: &burn_experiment_vocabulary::optimizer::Optimizer,
 ) -> Option<String> {
-    dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::OPTIMIZER_ARGS, &key.to_string())
+    burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::OPTIMIZER_ARGS, &key.to_string())
         .filter(|s| {
             s.words()
                 .all(|ours| ours == "lr" || optimizer.arg(ours).is_some())
@@ -1076,7 +1076,7 @@ pub(crate) fn optimizer_synonym(
 fn positional_optimizer_args(
     input: ParseStream,
     name: &Ident,
-    known: &dsl_vocabulary::optimizer::Optimizer,
+    known: &burn_experiment_vocabulary::optimizer::Optimizer,
     errors: &mut Errors,
 ) -> syn::Result<Vec<(Ident, Number)>> {
     let content;
@@ -1210,7 +1210,7 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
         let synonym =
-            dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::SCHEDULES, &name.to_string());
+            burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::SCHEDULES, &name.to_string());
         let help = match (synonym, closest(&name.to_string(), SCHEDULES)) {
             (Some(synonym), _) => synonym.help(),
             (None, Some(close)) => format!("did you mean `{close}`?"),
@@ -1326,7 +1326,7 @@ fn burn_schedule(input: ParseStream) -> Option<Expr> {
             let name = name.to_string();
             SCHEDULES.contains(&name.as_str())
                 || closest(&name, SCHEDULES).is_some()
-                || dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::SCHEDULES, &name)
+                || burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::SCHEDULES, &name)
                     .is_some()
         }),
         _ => false,
@@ -1401,7 +1401,7 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
     // `val_loss`, `train_acc`: the split and the metric in one word, as Keras writes them.
     if !input.peek(Token![.])
         && let Some(synonym) =
-            dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &split.to_string())
+            burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &split.to_string())
     {
         return Err(syn::Error::new(
             split.span(),
@@ -1563,7 +1563,7 @@ fn keras_metric(
     input: ParseStream,
 ) -> Option<(
     Ident,
-    (&'static str, &'static dsl_vocabulary::synonyms::Synonym),
+    (&'static str, &'static burn_experiment_vocabulary::synonyms::Synonym),
 )> {
     let fork = input.fork();
     let word: Ident = fork.parse().ok()?;
@@ -1571,7 +1571,7 @@ fn keras_metric(
         return None;
     }
     let synonym =
-        dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &word.to_string())?;
+        burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &word.to_string())?;
     synonym.ours?;
     let split = match synonym.theirs.split('_').next()? {
         "val" => "valid",
@@ -1790,7 +1790,7 @@ fn sweep(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SweepAxis>>
 /// `{ space: { .. }, trials: 30, objective: min(valid.loss), .. }`, entry by entry; which keys
 /// and ranges fit is checked in `validate`.
 fn search(input: ParseStream, errors: &mut Errors) -> syn::Result<SearchKey> {
-    use dsl_vocabulary::search::{ENTRIES, PRUNERS, SAMPLERS};
+    use burn_experiment_vocabulary::search::{ENTRIES, PRUNERS, SAMPLERS};
     let content;
     let brace = braced!(content in input);
     let mut key = SearchKey {
@@ -1827,7 +1827,7 @@ fn search(input: ParseStream, errors: &mut Errors) -> syn::Result<SearchKey> {
 
 /// `{ lr: log_uniform(1e-4, 1e-1), batch_size: choice([16, 32]), .. }`.
 fn space(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<SearchParam>> {
-    use dsl_vocabulary::search::{DISTRIBUTIONS, distribution_names};
+    use burn_experiment_vocabulary::search::{DISTRIBUTIONS, distribution_names};
     let content;
     braced!(content in input);
     const PARAM: (&str, &str) = (
@@ -2048,7 +2048,7 @@ fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> 
 
 /// The callback of another trainer `entry` builds (`EarlyStopping(monitor = ..)`,
 /// `ModelCheckpoint::new(..)`, `TensorBoard`), if it is one.
-fn foreign_callback(entry: &Expr) -> Option<&'static dsl_vocabulary::synonyms::Synonym> {
+fn foreign_callback(entry: &Expr) -> Option<&'static burn_experiment_vocabulary::synonyms::Synonym> {
     let path = match entry {
         Expr::Call(call) => match &*call.func {
             Expr::Path(path) => &path.path,
@@ -2063,7 +2063,7 @@ fn foreign_callback(entry: &Expr) -> Option<&'static dsl_vocabulary::synonyms::S
     segments
         .iter()
         .rev()
-        .find_map(|name| dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::CALLBACKS, name))
+        .find_map(|name| burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::CALLBACKS, name))
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {
@@ -2127,8 +2127,8 @@ fn patience(input: ParseStream) -> syn::Result<Patience> {
         content.parse::<Token![,]>()?;
         let key: Ident = content.parse()?;
         if key != "min_delta" {
-            let help = match dsl_vocabulary::synonyms::find(
-                dsl_vocabulary::synonyms::POLICY_ARGS,
+            let help = match burn_experiment_vocabulary::synonyms::find(
+                burn_experiment_vocabulary::synonyms::POLICY_ARGS,
                 &key.to_string(),
             ) {
                 Some(synonym) => synonym.help(),
@@ -2239,7 +2239,7 @@ fn precision(input: ParseStream) -> syn::Result<Ident> {
     if let Some(ours) = ours(&text) {
         return Err(fix(span, &text, ours));
     }
-    let help = match dsl_vocabulary::one_edit_from(&text, OURS) {
+    let help = match burn_experiment_vocabulary::one_edit_from(&text, OURS) {
         Some(near) => format!("write `precision: {near}`"),
         None => "use one of f32, bf16, f16 (f16 scales the loss)".to_owned(),
     };

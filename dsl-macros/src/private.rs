@@ -3,13 +3,13 @@
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 
-/// `::dsl_runtime::__private`, written once (serde's `crate = ".."` attribute, which takes a
+/// `::burn_experiment::__private`, written once (serde's `crate = ".."` attribute, which takes a
 /// string, is the one other place: `expand/config.rs`).
 #[derive(Clone, Copy)]
 pub struct Rt;
 
 impl ToTokens for Rt {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        tokens.extend(quote!(::dsl_runtime::__private));
+        tokens.extend(quote!(::burn_experiment::__private));
     }
 }

@@ -19,7 +19,7 @@ const ROLES: [&str; 3] = ["loss", "logits", "targets"];
 /// `Tensor`, or `Tenso` read as the `Tensor` it misspells: rustc reports the name with its fix,
 /// and the derive, reading the field as meant, does not also leave out the metrics it feeds.
 fn is_tensor(ident: &Ident) -> bool {
-    dsl_vocabulary::one_edit_from(&ident.to_string(), &["Tensor"]).is_some()
+    burn_experiment_vocabulary::one_edit_from(&ident.to_string(), &["Tensor"]).is_some()
 }
 
 /// Whether `ty` is written `Tensor<1, Int>` (class indices).
@@ -107,7 +107,7 @@ fn role_of(attr: &syn::Attribute) -> Option<usize> {
         return None;
     };
     let word = path.get_ident()?.to_string();
-    let meant = dsl_vocabulary::one_edit_from(&word, &ROLES)?;
+    let meant = burn_experiment_vocabulary::one_edit_from(&word, &ROLES)?;
     ROLES.iter().position(|r| *r == meant)
 }
 

@@ -438,7 +438,7 @@ fn every_feature_of_our_loop_alone_is_refused_beside_an_engine_key() {
         .collect();
     assert_eq!(
         refused.len(),
-        dsl_vocabulary::engine::OURS_ONLY.len(),
+        burn_experiment_vocabulary::engine::OURS_ONLY.len(),
         "{msgs:#?}"
     );
 }
@@ -747,9 +747,9 @@ fn every_list_key_keeps_the_entries_around_a_malformed_one() {
 /// Every schedule another trainer's word maps to is one of ours.
 #[test]
 fn foreign_schedules_map_to_ours() {
-    for ours in dsl_vocabulary::synonyms::SCHEDULES
+    for ours in burn_experiment_vocabulary::synonyms::SCHEDULES
         .iter()
-        .flat_map(dsl_vocabulary::synonyms::Synonym::words)
+        .flat_map(burn_experiment_vocabulary::synonyms::Synonym::words)
     {
         assert!(crate::parse::SCHEDULES.contains(&ours), "{ours}");
     }

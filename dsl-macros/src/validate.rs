@@ -2,8 +2,8 @@
 
 use proc_macro2::{Ident, Span};
 
-use dsl_vocabulary::bounds::{self, Bound};
-use dsl_vocabulary::sweep::{self, Values};
+use burn_experiment_vocabulary::bounds::{self, Bound};
+use burn_experiment_vocabulary::sweep::{self, Values};
 
 use crate::ast::*;
 use crate::catalog::{self, MetricArg, SPLITS};
@@ -346,7 +346,7 @@ fn sweep_axes(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
 /// A search draws keys a sweep could vary, once each, from distributions that fit the key's
 /// type and bounds, towards a recorded objective, with a whole budget of trials.
 fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
-    use dsl_vocabulary::search::{self, Holds};
+    use burn_experiment_vocabulary::search::{self, Holds};
     let Some(search) = &exp.search else {
         return;
     };
@@ -478,8 +478,8 @@ fn search_space(exp: &Experiment, recorded: &[MetricRef], errors: &mut Errors) {
 }
 
 /// What an own hyperparameter of type `ty` holds.
-fn holds_of(ty: &syn::Type) -> dsl_vocabulary::search::Holds {
-    use dsl_vocabulary::search::Holds;
+fn holds_of(ty: &syn::Type) -> burn_experiment_vocabulary::search::Holds {
+    use burn_experiment_vocabulary::search::Holds;
     let syn::Type::Path(path) = ty else {
         return Holds::Other;
     };
@@ -615,12 +615,12 @@ fn fine_tuning(exp: &Experiment, errors: &mut Errors) {
 
 /// The device name's spelling; whether its backend was built in is known only at run time.
 fn device_name(device: &syn::LitStr, errors: &mut Errors) {
-    if let Err(message) = dsl_vocabulary::device::split(&device.value()) {
+    if let Err(message) = burn_experiment_vocabulary::device::split(&device.value()) {
         err(
             errors,
             device.span(),
             &message,
-            &format!("write {}", dsl_vocabulary::device::SPELLINGS),
+            &format!("write {}", burn_experiment_vocabulary::device::SPELLINGS),
         );
     }
 }
@@ -679,7 +679,7 @@ fn our_loop_only(exp: &Experiment, errors: &mut Errors) {
     }
     let span = syn::spanned::Spanned::span;
     let loader = exp.loader.as_ref();
-    for feature in dsl_vocabulary::engine::OURS_ONLY {
+    for feature in burn_experiment_vocabulary::engine::OURS_ONLY {
         let at = match feature.key {
             "callbacks" => exp.callbacks.iter().flatten().next().map(span),
             "at_epoch_end" => exp.at_epoch_end.as_deref().map(span),
@@ -864,7 +864,7 @@ fn required_keys(exp: &Experiment, errors: &mut Errors) {
     }
 }
 
-/// A count within its bound (`dsl_vocabulary::bounds`), written as a whole number.
+/// A count within its bound (`burn_experiment_vocabulary::bounds`), written as a whole number.
 ///
 /// A constant's value is rustc's: the runtime checks it against the same bound at start-up.
 fn count(errors: &mut Errors, key: &str, n: &Option<Number>) {
@@ -966,7 +966,7 @@ fn learning_rate(exp: &Experiment, errors: &mut Errors) {
             }),
             None,
         ) if args.iter().all(|(arg, _)| {
-            dsl_vocabulary::optimizer::named(&name.to_string())
+            burn_experiment_vocabulary::optimizer::named(&name.to_string())
                 .is_none_or(|spec| spec.arg(&arg.to_string()).is_some())
         }) =>
         {
@@ -1014,7 +1014,7 @@ fn arguments_in_range(optimizer: &Optimizer, errors: &mut Errors) {
     let Optimizer::Named { name, args, .. } = optimizer else {
         return;
     };
-    let spec = dsl_vocabulary::optimizer::named(&name.to_string()).expect("parsed names are known");
+    let spec = burn_experiment_vocabulary::optimizer::named(&name.to_string()).expect("parsed names are known");
     for (arg, value) in args {
         match spec.arg(&arg.to_string()) {
             None => err(
@@ -1096,7 +1096,7 @@ fn objective_direction(direction: &Ident, metric: &MetricRef, errors: &mut Error
     if metric.custom.is_some() || metric.step.is_some() {
         return;
     }
-    let Some(higher) = dsl_vocabulary::metrics::higher_is_better(&metric.name.to_string()) else {
+    let Some(higher) = burn_experiment_vocabulary::metrics::higher_is_better(&metric.name.to_string()) else {
         return;
     };
     let maximize = direction == "max";
@@ -1274,7 +1274,7 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
                 .map(|m| format!("{} ({})", m.name, m.outputs))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::METRICS, &name);
+            let synonym = burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &name);
             let hint = match (synonym, closest(&name, &names)) {
                 (Some(synonym), _) => synonym.help(),
                 (None, Some(k)) => format!("did you mean `{k}`?"),
@@ -1993,7 +1993,7 @@ fn varied_key(
         .copied()
         .chain(own.iter().map(String::as_str))
         .collect();
-    let synonym = dsl_vocabulary::synonyms::find(dsl_vocabulary::synonyms::KEYS, &name);
+    let synonym = burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::KEYS, &name);
     let fix = match (synonym, closest(&name, &keys)) {
         (Some(synonym), _) => synonym.help(),
         (None, Some(close)) => format!("did you mean `{close}`?"),

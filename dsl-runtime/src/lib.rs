@@ -97,7 +97,7 @@ mod via_value;
 // module graph does not route through this file (`tests/runtime/module_graph.rs`).
 pub use config::options::FitOptions;
 pub use config::precision::Precision;
-pub use dsl_macros::{Batch, StepOutput, training};
+pub use burn_experiment_macros::{Batch, StepOutput, training};
 pub use error::{FitError, SettingError};
 pub use fit::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
 pub use fit::{Data, Fit, FitReport};
@@ -124,7 +124,7 @@ pub mod prelude {
     pub use crate::model::contract::{CastFloats, StepOutput};
     pub use crate::{ConfigOf, ModelOf};
     pub use crate::{config::options::FitOptions, error::FitError};
-    pub use dsl_macros::{Batch, StepOutput, training};
+    pub use burn_experiment_macros::{Batch, StepOutput, training};
 }
 
 /// What `training!` expansions name; not a stable API.

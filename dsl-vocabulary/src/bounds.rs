@@ -65,7 +65,7 @@ pub fn of(key: &str) -> Bound {
         .iter()
         .find(|(k, _)| *k == key)
         .map(|(_, b)| *b)
-        .unwrap_or_else(|| panic!("`{key}` has no bound in dsl_vocabulary::bounds"))
+        .unwrap_or_else(|| panic!("`{key}` has no bound in burn_experiment_vocabulary::bounds"))
 }
 
 impl Bound {

@@ -140,7 +140,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "data_parallel",
         required: "no",
-        form: "`mpi`: launched by `mpirun -n N` (or `srun`), the N processes train one run, each optimizer step summing one batch per process, bit-identical to one process with `grad_accumulation: N`; alone, the binary trains as without the key. Needs the `mpi` feature of `dsl-runtime` to run under a launcher",
+        form: "`mpi`: launched by `mpirun -n N` (or `srun`), the N processes train one run, each optimizer step summing one batch per process, bit-identical to one process with `grad_accumulation: N`; alone, the binary trains as without the key. Needs the `mpi` feature of `burn-experiment` to run under a launcher",
         default: "none",
         example: "data_parallel: mpi",
     },
@@ -252,7 +252,7 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "device",
         required: "no",
-        form: r#"`"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `dsl-runtime` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature"#,
+        form: r#"`"flex"`, `"cpu"`, `"ndarray"`, `"cuda"`, `"cuda:N"`, `"wgpu"`, `"wgpu:N"`: the device `cli()` trains on (`--device` overrides); each backend but `flex` needs its cargo feature of `burn-experiment` (`cuda`, `wgpu`, `cpu`, `ndarray`), else start-up fails naming the feature"#,
         default: r#"`"flex"`"#,
         example: r#"device: "cuda:0""#,
     },
@@ -339,7 +339,7 @@ mod tests {
         let table = markdown_table();
         let page = format!(
             "# Keys of `training!`\n\n\
-             Generated from `dsl-vocabulary` (the table the macro parses with); `cargo test -p\n\
+             Generated from `burn-experiment-vocabulary` (the table the macro parses with); `cargo test -p\n\
              dsl-vocabulary` fails when this page and the vocabulary differ.\n\n{table}"
         );
         for (path, text) in [
@@ -352,7 +352,7 @@ mod tests {
             let written = std::fs::read_to_string(&path).unwrap_or_default();
             assert!(
                 written == *text,
-                "{path} is not the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
+                "{path} is not the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p burn-experiment-vocabulary`"
             );
         }
     }

@@ -1,7 +1,7 @@
 //! The metric catalogue: every `split.<name>` of `metrics: [..]`, the argument it takes, the
 //! runtime constructor and type behind it, and the step outputs that can feed it; and the splits.
 //! The macro parses, checks and expands metrics from this table; the runtime's constructors
-//! (`dsl_runtime::metric`) are the ones it names.
+//! (`burn_experiment::metric`) are the ones it names.
 
 /// The argument a metric takes: `top_k(5)`, `fbeta(0.5)`, or none.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,10 +20,10 @@ pub struct MetricSpec {
     pub name: &'static str,
     /// The argument it takes.
     pub arg: MetricArg,
-    /// The metric type behind it, under `dsl_runtime::__private::metric` (ours) or Burn's
+    /// The metric type behind it, under `burn_experiment::__private::metric` (ours) or Burn's
     /// `burn::train::metric`.
     pub burn_type: MetricType,
-    /// Constructor in `dsl_runtime::__private::metric`, called with the argument if any.
+    /// Constructor in `burn_experiment::__private::metric`, called with the argument if any.
     pub constructor: &'static str,
     /// The Burn outputs that can feed it, for the docs and the unknown-metric help.
     pub outputs: &'static str,
@@ -32,7 +32,7 @@ pub struct MetricSpec {
 /// Where a metric's type lives.
 #[derive(Clone, Copy)]
 pub enum MetricType {
-    /// Our sample-weighted loss (`dsl_runtime::metric::SampleLoss`).
+    /// Our sample-weighted loss (`burn_experiment::metric::SampleLoss`).
     Ours(&'static str),
     /// A type of `burn::train::metric`.
     Burn(&'static str),

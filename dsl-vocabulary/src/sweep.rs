@@ -6,7 +6,7 @@ use crate::bounds::{self, Bound};
 /// What a swept key's values must be.
 #[derive(Clone, Copy)]
 pub enum Values {
-    /// Numbers within the key's bound (`dsl_vocabulary::bounds`).
+    /// Numbers within the key's bound (`burn_experiment_vocabulary::bounds`).
     Number(Bound),
     /// `true` or `false`.
     Bool,

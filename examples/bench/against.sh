@@ -2,7 +2,7 @@
 # One experiment built against the runtime of two commits, measured from outside: the
 # benchmark's medium task (MLP 784→256→10, 2 epochs of 8,192 items, checkpoints) written as a
 # user would, with `cli()`, in a crate of its own outside this workspace, depending on
-# `dsl-runtime` of commit REV and of the working tree. Prints the whole-process wall time of
+# `burn-experiment` of commit REV and of the working tree. Prints the whole-process wall time of
 # each (medians of RUNS alternating runs) with their ratio, and the instructions of one run of
 # each under `valgrind --tool=callgrind`. Both builds use this workspace's Burn (same version, same
 # features), so the difference is the runtime's. They build in target/against: a checkout of
@@ -29,7 +29,7 @@ version = "0.1.0"
 edition = "2024"
 
 [dependencies]
-dsl-runtime = { path = "$2/dsl-runtime" }
+burn-experiment = { path = "$2/dsl-runtime" }
 $burn
 
 [workspace]
@@ -43,7 +43,7 @@ EOF
 mod tasks;
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use tasks::{DigitBatch, DigitBatcher, Medium, medium_data};
 
 training! {

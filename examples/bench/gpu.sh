@@ -11,7 +11,7 @@
 #   TASKS     default `medium,large,cnn64` (cnn64: f32, bf16 and f16, whose peak-RSS column is
 #             host memory only: on a GPU the activations are device memory)
 #   BENCH_BIN a bench binary built elsewhere (`cargo build --release -p bench --features
-#             dsl-runtime/cuda,dsl-runtime/wgpu`), for a machine without cargo
+#             burn-experiment/cuda,burn-experiment/wgpu`), for a machine without cargo
 # Building `cuda` runs a build script that downloads an LLVM bundle: build where that download
 # is reachable, or set DOCS_RS=1 to skip it (the kernels are compiled at run time by NVRTC).
 set -euo pipefail
@@ -22,7 +22,7 @@ devices=${DEVICES:-${features//,/ }}
 tasks=${TASKS:-medium,large,cnn64}
 bin=${BENCH_BIN:-}
 if [ -z "$bin" ]; then
-    flags=$(echo "$features" | sed 's/[^,]*/dsl-runtime\/&/g')
+    flags=$(echo "$features" | sed 's/[^,]*/burn-experiment\/&/g')
     cargo build --release --quiet -p bench --bin bench --features "$flags"
     bin=target/release/bench
 fi

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 use tasks::{
     Cnn64, Digit, DigitBatch, DigitBatcher, Images, Medium, Wide, large_data, medium_data, pictures,
@@ -200,7 +200,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             SampleBatcher,
         )),
         ("small" | "small-long", "ours" | "ours-nockpt") => {
-            dsl_runtime::app::cli::tune_allocator();
+            burn_experiment::app::cli::tune_allocator();
             let defaults = SeedRun::config();
             let config = SeedRunConfig {
                 epochs,
@@ -221,7 +221,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
         )),
         ("medium", "hand" | "hand+malloc") => {
             if variant == "hand+malloc" {
-                dsl_runtime::app::cli::tune_allocator();
+                burn_experiment::app::cli::tune_allocator();
             }
             let (train, valid) = medium_data();
             Ok(variants::hand(
@@ -236,7 +236,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
         }
         ("medium", "ours" | "ours-untuned" | "ours-read-1") | ("loader-bound", "compute-only") => {
             if variant != "ours-untuned" {
-                dsl_runtime::app::cli::tune_allocator();
+                burn_experiment::app::cli::tune_allocator();
             }
             let config = MediumRunConfig {
                 artifacts,
@@ -275,7 +275,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             ))
         }
         ("large", "ours" | "ours-nockpt") => {
-            dsl_runtime::app::cli::tune_allocator();
+            burn_experiment::app::cli::tune_allocator();
             let defaults = LargeRun::config();
             let config = LargeRunConfig {
                 artifacts,
@@ -303,7 +303,7 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             ))
         }
         ("loader-bound", "ours-w0" | "ours-w2" | "io-w0" | "io-w2") => {
-            dsl_runtime::app::cli::tune_allocator();
+            burn_experiment::app::cli::tune_allocator();
             SLOW_IO.store(
                 variant.starts_with("io"),
                 std::sync::atomic::Ordering::Relaxed,
@@ -322,11 +322,11 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
             })
         }
         ("cnn64", "ours" | "ours-bf16" | "ours-f16") => {
-            dsl_runtime::app::cli::tune_allocator();
+            burn_experiment::app::cli::tune_allocator();
             let precision = match variant {
-                "ours-bf16" => dsl_runtime::Precision::Bf16,
-                "ours-f16" => dsl_runtime::Precision::F16,
-                _ => dsl_runtime::Precision::F32,
+                "ours-bf16" => burn_experiment::Precision::Bf16,
+                "ours-f16" => burn_experiment::Precision::F16,
+                _ => burn_experiment::Precision::F32,
             };
             let config = Cnn64RunConfig {
                 artifacts,
@@ -349,8 +349,8 @@ fn train(task: &str, variant: &str, dir: &Path, device: &Device) -> Result<Train
 /// `device`, so that every variant starts from the same weights on any backend.
 fn on<M: burn::module::Module + 'static>(device: &Device, build: impl FnOnce(&Device) -> M) -> M {
     let device = device.clone().autodiff();
-    let built = build(&dsl_runtime::model::placement::init_device(&device));
-    dsl_runtime::model::placement::to_run_device(built, &device)
+    let built = build(&burn_experiment::model::placement::init_device(&device));
+    burn_experiment::model::placement::to_run_device(built, &device)
 }
 
 fn peak_rss_kb() -> u64 {
@@ -551,8 +551,8 @@ impl<I: Clone + Send + Sync> burn::data::dataset::Dataset<I> for Repeated<I> {
 // concrete types clippy sees only the borrows.
 #[allow(clippy::needless_borrow)]
 fn fingerprints() -> ExitCode {
-    use dsl_runtime::provenance::{ByDebug as _, ByValues as _, Probe};
-    let time = |f: &dyn Fn() -> dsl_runtime::provenance::DataFingerprint| {
+    use burn_experiment::provenance::{ByDebug as _, ByValues as _, Probe};
+    let time = |f: &dyn Fn() -> burn_experiment::provenance::DataFingerprint| {
         let runs: Vec<f64> = (0..7)
             .map(|_| {
                 let start = Instant::now();
@@ -609,7 +609,7 @@ fn main() -> ExitCode {
         args.drain(at..at + 2);
         device_name = name;
     }
-    let device = match dsl_runtime::config::device::parse(&device_name) {
+    let device = match burn_experiment::config::device::parse(&device_name) {
         Ok(device) => device,
         Err(err) => {
             eprintln!("error: {err}");

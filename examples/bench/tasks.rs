@@ -115,7 +115,7 @@ impl Batcher<Digit, DigitBatch> for DigitBatcher {
 }
 
 // A 16-bit run (`--precision`, the cnn64 task) casts the batch's features; classes stay ints.
-impl dsl_runtime::CastFloats for DigitBatch {
+impl burn_experiment::CastFloats for DigitBatch {
     fn cast_floats(self, dtype: FloatDType) -> Self {
         DigitBatch {
             x: self.x.cast(dtype),

@@ -8,8 +8,8 @@
 //!   measures it on a held-out test set.
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

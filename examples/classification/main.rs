@@ -5,7 +5,7 @@
 //! `artifacts/three_class/run-<N>/{config.json,metrics.csv}` (a new `run-<N>` per run).
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

@@ -12,8 +12,8 @@
 
 use burn::tensor::{TensorReadError, activation};
 use burn::train::ClassificationOutput;
-use dsl_runtime::metric::{Epoch, EpochMetric, Mean};
-use dsl_runtime::prelude::*;
+use burn_experiment::metric::{Epoch, EpochMetric, Mean};
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// The mean softmax probability of the target class, in percent, with the batch's sample

@@ -7,7 +7,7 @@
 //! a role.
 
 use burn::tensor::{Int, Tensor};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// The classification output, as `#[derive(StepOutput)]` writes it.

@@ -7,7 +7,7 @@
 
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, Sample, SampleBatcher, sample, samples};
 
 /// The seed samples `range`, relabelled for the second task.
@@ -61,7 +61,7 @@ training! {
 pub fn pretrain_then_fine_tune(
     artifacts: &str,
     device: &burn::tensor::Device,
-    precision: dsl_runtime::Precision,
+    precision: burn_experiment::Precision,
 ) -> Result<(FitReport<PretrainModel>, FitReport<FineTuneModel>), FitError> {
     let pretrain = PretrainConfig {
         artifacts: artifacts.to_owned(),

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use dsl_runtime::Precision;
+use burn_experiment::Precision;
 
 /// `--artifacts DIR` (else `artifacts`) and `--precision f32|bf16|f16` (else f32), each also
 /// as `--flag=value`; anything else is refused.

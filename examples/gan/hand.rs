@@ -6,7 +6,7 @@ use burn::data::dataset::transform::ShuffledDataset;
 use burn::module::Module;
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::Device;
-use dsl_runtime::data::epoch_seed;
+use burn_experiment::data::epoch_seed;
 use std::ops::Range;
 
 use crate::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};

@@ -8,7 +8,7 @@ use burn::module::Module;
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::prelude::*;
 use burn::tensor::activation::softplus;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 pub mod hand;
 

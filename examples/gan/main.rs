@@ -17,7 +17,7 @@ fn main() -> std::process::ExitCode {
         let fake = generator.model.generate(SHOWN, &device);
         let path = report.run_dir.join("samples.svg");
         std::fs::write(&path, figure(&real, &fake)).map_err(|source| {
-            dsl_runtime::FitError::RunDir {
+            burn_experiment::FitError::RunDir {
                 path: path.clone(),
                 source,
             }

@@ -5,7 +5,7 @@
 //! `cargo run -p regression` writes `artifacts/sine_regression/run-<N>/{config.json,metrics.csv}` (a new `run-<N>` per run).
 
 use burn::train::RegressionOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

@@ -47,7 +47,7 @@ pub struct Batch {
 }
 
 /// A 16-bit run (`--precision bf16`) casts points and targets.
-impl dsl_runtime::CastFloats for Batch {
+impl burn_experiment::CastFloats for Batch {
     fn cast_floats(self, dtype: burn::tensor::FloatDType) -> Self {
         Batch {
             x: self.x.cast(dtype),

@@ -7,7 +7,7 @@
 //! `artifacts/plane_fit/run-<N>`. Killed, the same command resumes the study.
 
 use burn::train::RegressionOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use search::{Batch, Plane, PointBatcher, points};
 
 training! {

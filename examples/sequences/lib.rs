@@ -7,7 +7,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// Distinct token ids; 0 is kept for padding.
 pub const VOCABULARY: usize = 10;

@@ -11,8 +11,8 @@ use burn::nn::pool::{AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig};
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d, Relu};
 use burn::tensor::{Device, Tensor};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 
 /// The side of an image.
 pub const SIDE: usize = 8;
@@ -60,7 +60,7 @@ pub fn images(range: std::ops::Range<usize>) -> burn::data::dataset::InMemDatase
 
 /// Mirrors an image left to right half of the time (every shape keeps its class) and adds
 /// fresh noise: what the model trains on differs each epoch, reproducibly.
-pub fn augment(mut image: Image, rng: &mut dsl_runtime::rand::rngs::StdRng) -> Image {
+pub fn augment(mut image: Image, rng: &mut burn_experiment::rand::rngs::StdRng) -> Image {
     if rng.random_bool(0.5) {
         for line in &mut image.pixels {
             line.reverse();

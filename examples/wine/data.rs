@@ -7,7 +7,7 @@
 
 use burn::data::dataset::transform::{PartialDataset, ShuffledDataset};
 use burn::data::dataset::{Dataset, InMemDataset};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use serde::Deserialize;
 
 /// One row of the CSV, columns as the file names them.

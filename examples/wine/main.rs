@@ -12,7 +12,7 @@ use burn::nn::{Linear, LinearConfig, Relu};
 use burn::tensor::{Device, Tensor};
 use burn::train::ClassificationOutput;
 use data::{CLASSES, Part, WineBatch, WineBatcher, wines};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// An MLP with one hidden layer.
 #[derive(Module, Debug)]

@@ -7,7 +7,7 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor, TensorData};
 use burn::train::RegressionOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Debug)]
 pub struct House {

@@ -7,8 +7,8 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Picture {

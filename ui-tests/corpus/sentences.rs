@@ -6,7 +6,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Sentence {

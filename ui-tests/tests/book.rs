@@ -183,7 +183,7 @@ fn the_keys_reference_is_the_vocabularys_table() {
     let table = std::fs::read_to_string(root().join("dsl-runtime/src/keys.md")).unwrap();
     assert!(
         page.contains(&table) && table.lines().count() > 20,
-        "the keys page does not hold the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p dsl-vocabulary`"
+        "the keys page does not hold the vocabulary's table: run `DSL_WRITE_DOCS=1 cargo test -p burn-experiment-vocabulary`"
     );
     let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
     for page in pages()

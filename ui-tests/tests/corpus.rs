@@ -864,7 +864,7 @@ fn write_project(dir: &Path, cases: &[Case]) {
         .expect("the workspace's burn dependency");
     let mut manifest = format!(
         "[package]\nname = \"ui-tests-corpus\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [workspace]\n\n[dependencies]\n{burn}\ndsl-runtime = {{ path = {:?} }}\n",
+         [workspace]\n\n[dependencies]\n{burn}\nburn-experiment = {{ path = {:?} }}\n",
         root.join("dsl-runtime")
     );
     for case in cases {

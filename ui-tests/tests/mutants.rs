@@ -3,7 +3,7 @@
 //! error in cargo's count, pointing into the mutated key (or item), with a `help:`, naming no
 //! internals. Every mutant is built (about 4 minutes on 2 cores); `MUTANTS_EVERY=k`, for a
 //! quicker look, builds those only rustc can judge (types, derives) and a fixed sample of one
-//! in k of the macro's own (whose messages dsl-macros' in-process test checks for every
+//! in k of the macro's own (whose messages burn-experiment-macros' in-process test checks for every
 //! mutant in seconds); `MUTANTS_ONLY=<text>` builds those whose name holds it.
 //! `tests/mutants-allowed.md`
 //! lists the reviewed exceptions, each with its reason, at most 2 % of those built;

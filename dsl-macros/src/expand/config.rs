@@ -396,7 +396,7 @@ pub fn config_struct(
     quote! {
         #[doc = #doc]
         #[derive(Clone, PartialEq, #Rt::serde::Serialize, #Rt::serde::Deserialize)]
-        #[serde(crate = "::dsl_runtime::__private::serde", rename = #public, default, deny_unknown_fields)]
+        #[serde(crate = "::burn_experiment::__private::serde", rename = #public, default, deny_unknown_fields)]
         #vis struct #config_name {
             #(#own_fields)*
             #(#fields)*

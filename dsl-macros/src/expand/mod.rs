@@ -1,4 +1,4 @@
-//! [`Experiment`] to Rust: thin calls into `dsl_runtime::__private`, where the logic lives. One
+//! [`Experiment`] to Rust: thin calls into `burn_experiment::__private`, where the logic lives. One
 //! generator per item: the config struct (`config`), the model wrapper (`model`), the entry
 //! points (`api`), the metric registrations (`metrics`) and Burn's engine (`burn_engine`).
 

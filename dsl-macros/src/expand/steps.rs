@@ -1,6 +1,6 @@
 //! A several-optimizer experiment (`optimizers`, `steps`): one function per step, the struct
 //! holding each step's output where it ran (the wrapper's output), the step impls, and the
-//! forward passes the runtime plays on each batch (`dsl_runtime::fit::steps`).
+//! forward passes the runtime plays on each batch (`burn_experiment::fit::steps`).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};

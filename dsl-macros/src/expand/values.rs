@@ -31,7 +31,7 @@ pub fn split(metric: &MetricRef) -> TokenStream {
 
 /// `OptimizerSpec` of a named optimizer; arguments left out get Burn's defaults.
 pub fn optimizer_spec(name: &str, args: &[(syn::Ident, Number)]) -> TokenStream {
-    let spec = dsl_vocabulary::optimizer::named(name).expect("parsed names are known");
+    let spec = burn_experiment_vocabulary::optimizer::named(name).expect("parsed names are known");
     let value = |key: &str| {
         args.iter()
             .find(|(k, _)| spec.arg(&k.to_string()).is_some_and(|a| a.name == key))

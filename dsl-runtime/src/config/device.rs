@@ -10,7 +10,7 @@ use burn::tensor::Device;
 use crate::error::FitError;
 use crate::error::SettingError;
 
-pub use dsl_vocabulary::device::{SPELLINGS, split};
+pub use burn_experiment_vocabulary::device::{SPELLINGS, split};
 
 /// The device `spec` names. A backend this binary was built without is an error naming the
 /// cargo feature that adds it.
@@ -26,8 +26,8 @@ pub fn parse(spec: &str) -> Result<Device, FitError> {
     let missing = |feature: &str| {
         invalid(format!(
             "`{spec}` needs Burn's `{feature}` backend, which this binary was built without: \
-             enable the `{feature}` feature of `dsl-runtime` (in Cargo.toml: \
-             `dsl-runtime = {{ version = \"..\", features = [\"{feature}\"] }}`) and rebuild"
+             enable the `{feature}` feature of `burn-experiment` (in Cargo.toml: \
+             `burn-experiment = {{ version = \"..\", features = [\"{feature}\"] }}`) and rebuild"
         ))
     };
     match backend {
@@ -116,7 +116,7 @@ mod tests {
     fn a_backend_left_out_names_its_feature() {
         let err = parse("cuda:0").unwrap_err().to_string();
         assert!(
-            err.contains("`cuda` feature of `dsl-runtime`") && err.contains("`cuda:0`"),
+            err.contains("`cuda` feature of `burn-experiment`") && err.contains("`cuda:0`"),
             "{err}"
         );
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use dsl_vocabulary::bounds;
+use burn_experiment_vocabulary::bounds;
 
 use crate::checkpoint::{Policy, Resume};
 use crate::config::precision::Precision;
@@ -290,7 +290,7 @@ impl FitOptions {
                 message: message.to_owned(),
             }))
         };
-        // The bounds `training!` checks at compile time (`dsl_vocabulary::bounds`), for values
+        // The bounds `training!` checks at compile time (`burn_experiment_vocabulary::bounds`), for values
         // that come from the command line, a config file or code.
         let within = |key: &str, value: f64| bounds::of(key).admits(value);
         if !within("batch_size", self.batch_size as f64) {

@@ -188,7 +188,7 @@ impl OptimizerSpec {
     }
 
     /// Each setting against the range `training!` checks it by at compile time (one table,
-    /// `dsl_vocabulary::optimizer`).
+    /// `burn_experiment_vocabulary::optimizer`).
     fn check(&self) -> Result<(), FitError> {
         let (name, settings): (&str, Vec<(&str, Option<f64>)>) = match *self {
             OptimizerSpec::Sgd {
@@ -282,7 +282,7 @@ impl OptimizerSpec {
                 ],
             ),
         };
-        let optimizer = dsl_vocabulary::optimizer::named(name).expect("every variant is named");
+        let optimizer = burn_experiment_vocabulary::optimizer::named(name).expect("every variant is named");
         for (key, value) in settings {
             let range = optimizer
                 .arg(key)

@@ -12,14 +12,14 @@ use rand::SeedableRng;
 
 use super::order::splitmix64;
 
-/// The RNG an augmentation draws from (re-exported as `dsl_runtime::rand`).
+/// The RNG an augmentation draws from (re-exported as `burn_experiment::rand`).
 pub type AugmentRng = rand::rngs::StdRng;
 
 /// A transform of one training item: `|item, rng| -> item`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot augment the training items",
     label = "`augment` takes a function `|item, rng| -> item`",
-    note = "write `augment: |item: Item, rng: &mut dsl_runtime::rand::rngs::StdRng| -> Item {{ .. }}`, taking and returning the items the batcher takes"
+    note = "write `augment: |item: Item, rng: &mut burn_experiment::rand::rngs::StdRng| -> Item {{ .. }}`, taking and returning the items the batcher takes"
 )]
 pub trait AugmentFn<I>: Fn(I, &mut AugmentRng) -> I + Send + Sync + 'static {
     /// The transform as the loader takes it; called by `training!` at the user's expression,

@@ -104,7 +104,7 @@ pub struct RunEnd<'a> {
 /// `RefCell` (`ui-tests/pass/training/callback_holding_an_rc.rs`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a callback",
-    label = "`callbacks` takes values implementing `dsl_runtime::callback::Callback`",
+    label = "`callbacks` takes values implementing `burn_experiment::callback::Callback`",
     note = "implement `Callback` for `{Self}`: every hook has a default, so implement just the ones you need"
 )]
 pub trait Callback {
@@ -257,7 +257,7 @@ impl Callbacks {
             .map(|s| format!("{}.{}", s.split, s.metric))
             .collect();
         let known: Vec<&str> = recorded.iter().map(String::as_str).collect();
-        let suggestion = match dsl_vocabulary::closest(&asked, &known) {
+        let suggestion = match burn_experiment_vocabulary::closest(&asked, &known) {
             Some(close) => format!("did you mean `{close}`? "),
             None => String::new(),
         };

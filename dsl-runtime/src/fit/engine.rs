@@ -257,7 +257,7 @@ where
         "callbacks" | "test" | "data_parallel" | "after_step" | "at_epoch_end" => false,
         other => unreachable!("`{other}` of OURS_ONLY is not looked up here"),
     };
-    if let Some(feature) = dsl_vocabulary::engine::OURS_ONLY
+    if let Some(feature) = burn_experiment_vocabulary::engine::OURS_ONLY
         .iter()
         .find(|feature| set(feature.key))
     {

@@ -671,7 +671,7 @@ fn precision_supported(
         return refuse(format!(
             "is {name}, which casts each batch's float tensors, and the batch type `{batch}` \
              cannot be cast: build it with #[derive(Batch)] or implement \
-             dsl_runtime::CastFloats for it"
+             burn_experiment::CastFloats for it"
         ));
     }
     precision.check(device, spelled).map_err(FitError::Setting)

@@ -81,7 +81,7 @@ impl LowPrecision {
                 message:
                     "is f16, and the model's `TrainStep` back-propagated its loss without the \
                       run's loss scale, so small gradients would vanish: call \
-                      `dsl_runtime::fit::precision::backward(loss)` in it instead of \
+                      `burn_experiment::fit::precision::backward(loss)` in it instead of \
                       `loss.backward()`"
                         .to_owned(),
             })?;

@@ -211,17 +211,17 @@ mod tests {
             ),
         ];
         let outputs: Vec<&str> = probed.iter().map(|(o, _)| *o).collect();
-        assert_eq!(outputs, dsl_vocabulary::metrics::BURN_OUTPUTS);
+        assert_eq!(outputs, burn_experiment_vocabulary::metrics::BURN_OUTPUTS);
         let mut wrong = Vec::new();
         for (output, metrics) in probed {
             let names: Vec<&str> = metrics.iter().map(|(n, _)| *n).collect();
             assert_eq!(
                 names,
-                dsl_vocabulary::metrics::metric_names(),
+                burn_experiment_vocabulary::metrics::metric_names(),
                 "every row, in order"
             );
             for (name, fed) in metrics {
-                if dsl_vocabulary::metrics::metric(name)
+                if burn_experiment_vocabulary::metrics::metric(name)
                     .unwrap()
                     .compiles_with(output)
                     != fed
@@ -255,7 +255,7 @@ mod tests {
     /// checked against at compile time) is the one Burn's metric declares.
     #[test]
     fn the_vocabularys_directions_are_burns() {
-        use dsl_vocabulary::metrics::higher_is_better;
+        use burn_experiment_vocabulary::metrics::higher_is_better;
         let burn: [(&str, bool); 13] = [
             (
                 "loss",

@@ -203,7 +203,7 @@ pub fn join() -> Result<Joined, ParallelError> {
     {
         if launched > 1 {
             return Err(ParallelError::Launch(format!(
-                "launched as one of {launched} processes, but this binary was built without MPI: build it with the `mpi` feature of dsl-runtime (`cargo build --release --features dsl-runtime/mpi`, after `apt-get install openmpi-bin libopenmpi-dev libclang-dev`), or start it without `mpirun`"
+                "launched as one of {launched} processes, but this binary was built without MPI: build it with the `mpi` feature of burn-experiment (`cargo build --release --features burn-experiment/mpi`, after `apt-get install openmpi-bin libopenmpi-dev libclang-dev`), or start it without `mpirun`"
             )));
         }
         Ok(Joined {})

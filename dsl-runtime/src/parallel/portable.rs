@@ -13,7 +13,7 @@ use burn::train::{ClassificationOutput, MultiLabelClassificationOutput, Regressi
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be sent between the ranks of `data_parallel`",
     label = "every rank feeds the metrics every rank's output, so it must travel",
-    note = "derive `StepOutput` with every field marked `#[loss]`, `#[logits]` or `#[targets]`, or implement `dsl_runtime::parallel::Portable` for it"
+    note = "derive `StepOutput` with every field marked `#[loss]`, `#[logits]` or `#[targets]`, or implement `burn_experiment::parallel::Portable` for it"
 )]
 pub trait Portable: Sized {
     /// The values of its tensors, in a fixed order.

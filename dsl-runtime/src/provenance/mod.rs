@@ -22,7 +22,7 @@ pub const BURN_VERSION: &str = "0.22.1";
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     /// This crate's version.
-    pub dsl_runtime: String,
+    pub burn_experiment: String,
     /// This crate's commit when it was built from a git work tree (a path or git dependency),
     /// with `+dirty` when its tracked files differed from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,7 +108,7 @@ impl Provenance {
 
     fn with_git(git: Option<GitState>) -> Self {
         Self {
-            dsl_runtime: env!("CARGO_PKG_VERSION").to_owned(),
+            burn_experiment: env!("CARGO_PKG_VERSION").to_owned(),
             dsl_runtime_commit: option_env!("DSL_RUNTIME_COMMIT").map(str::to_owned),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
@@ -134,8 +134,8 @@ impl Provenance {
         };
         compare(
             "dsl-runtime",
-            self.dsl_runtime.clone(),
-            now.dsl_runtime.clone(),
+            self.burn_experiment.clone(),
+            now.burn_experiment.clone(),
         );
         let commit = |c: &Option<String>| c.clone().unwrap_or_else(|| "not from git".to_owned());
         compare(

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::{Policy, Resume};
-use dsl_runtime::data::{Augment, AugmentRng};
-use dsl_runtime::inference::evaluate::evaluate;
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::checkpoint::{Policy, Resume};
+use burn_experiment::data::{Augment, AugmentRng};
+use burn_experiment::inference::evaluate::evaluate;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 
 /// Uniform noise on every feature.
 fn jitter(mut sample: Sample, rng: &mut AugmentRng) -> Sample {

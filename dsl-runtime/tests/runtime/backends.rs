@@ -9,7 +9,7 @@ use burn::tensor::Device;
 #[test]
 fn the_model_is_drawn_on_the_cpu_and_moved_with_its_bits() {
     let on_cpu = Mlp::new(3, &Device::flex().autodiff());
-    let moved = dsl_runtime::model::placement::to_run_device(on_cpu.clone(), &device());
+    let moved = burn_experiment::model::placement::to_run_device(on_cpu.clone(), &device());
     assert_eq!(moved.weights(), on_cpu.weights());
     assert_eq!(mlp(3).weights(), on_cpu.weights());
     use burn::module::Module;

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::{Policy, Resume};
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::{Policy, Resume};
+use burn_experiment::prelude::*;
 
 fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
     FitOptions {

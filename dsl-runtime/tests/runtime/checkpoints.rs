@@ -5,9 +5,9 @@ use std::path::Path;
 use crate::common::*;
 use burn::lr_scheduler::step::StepLrSchedulerConfig;
 use burn::optim::{AdamConfig, SgdConfig};
-use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
-use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::{CheckpointDir, Policy, Resume};
+use burn_experiment::output::tensorboard::{EVENTS_FILE, read_scalars};
+use burn_experiment::prelude::*;
 
 fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
     FitOptions {
@@ -287,7 +287,7 @@ fn early_stopping_patience_counts_across_a_resume() {
     let fit = |epochs: usize, resume: Option<Resume>| {
         Fit::new(classifier(), AdamConfig::new().init(), 1e-2)
             .options(FitOptions {
-                early_stopping: Some(dsl_runtime::config::spec::EarlyStopping {
+                early_stopping: Some(burn_experiment::config::spec::EarlyStopping {
                     split: Split::Valid,
                     metric: "loss".into(),
                     patience: 2,

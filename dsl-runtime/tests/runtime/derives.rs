@@ -6,7 +6,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::AdamConfig;
 use burn::tensor::{Int, Tensor};
 use burn::train::{InferenceStep, TrainOutput, TrainStep};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// The seed sample with derived batching: an array of features and a class index.
 #[derive(Clone, Debug, Batch)]
@@ -73,7 +73,7 @@ impl TrainStep for Derived {
     type Output = Scored;
 
     fn step(&self, batch: PointBatch) -> TrainOutput<Scored> {
-        dsl_runtime::__private::train_output(self, self.forward(batch))
+        burn_experiment::__private::train_output(self, self.forward(batch))
     }
 }
 
@@ -224,7 +224,7 @@ fn a_derived_batch_casts_its_float_tensors_only() {
     let Some((low, dtype)) = supported else {
         return;
     };
-    let cast = dsl_runtime::CastFloats::cast_floats(batch, low);
+    let cast = burn_experiment::CastFloats::cast_floats(batch, low);
     assert_eq!(cast.image.dtype(), dtype);
     assert_eq!(
         (

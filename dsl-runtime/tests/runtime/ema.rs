@@ -10,9 +10,9 @@ use burn::module::{Module, Param};
 use burn::optim::SgdConfig;
 use burn::tensor::{Device, Tensor};
 use burn::train::{InferenceStep, RegressionOutput, TrainOutput, TrainStep};
-use dsl_runtime::checkpoint::{Policy, Resume};
-use dsl_runtime::inference::evaluate::load_checkpoint;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::{Policy, Resume};
+use burn_experiment::inference::evaluate::load_checkpoint;
+use burn_experiment::prelude::*;
 
 /// One parameter `w` whose loss is `w` itself: every SGD step at rate `lr` subtracts `lr`.
 #[derive(Module, Debug)]

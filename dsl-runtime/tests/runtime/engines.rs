@@ -4,7 +4,7 @@
 use crate::common::*;
 use burn::optim::{GradientsAccumulator, GradientsParams, SgdConfig};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 training! {
     /// The seed task on Burn's engine, one device.
@@ -43,7 +43,7 @@ fn engine_burn_takes_its_settings_from_the_run_options_not_the_macro() {
     // As `--set checkpoint=..` would: keep only the newest epoch, where the macro keeps two.
     let config = OnBurnConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
-        checkpoint: Some(vec![dsl_runtime::checkpoint::Policy::KeepLast { n: 1 }]),
+        checkpoint: Some(vec![burn_experiment::checkpoint::Policy::KeepLast { n: 1 }]),
         ..OnBurn::config()
     };
     let report = OnBurn::with_options(config.clone(), &device(), |o| {
@@ -93,7 +93,7 @@ fn engine_burn_on_one_device_is_bit_identical_to_our_loop() {
     let burn_run = OnBurn::with_options(config.clone(), &device(), quiet).unwrap();
     let ours = OnBurn::with_options(
         OnBurnConfig {
-            engine: dsl_runtime::fit::engine::Engine::Ours,
+            engine: burn_experiment::fit::engine::Engine::Ours,
             artifacts: dir.path().join("ours").to_string_lossy().into_owned(),
             ..config
         },
@@ -200,7 +200,7 @@ fn ddp_on_cpu_devices_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let config = TwoDevicesConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
-        strategy: dsl_runtime::fit::engine::Strategy::Ddp,
+        strategy: burn_experiment::fit::engine::Strategy::Ddp,
         ..TwoDevices::config()
     };
     let err = TwoDevices::with_options(config, &burn::tensor::Device::flex(), quiet)

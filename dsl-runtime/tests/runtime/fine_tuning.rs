@@ -7,9 +7,9 @@ use crate::common::*;
 use crate::tuned::{options, run};
 use burn::module::{Module, ParamGroup};
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::Resume;
-use dsl_runtime::model::weights::export_safetensors;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Resume;
+use burn_experiment::model::weights::export_safetensors;
+use burn_experiment::prelude::*;
 
 /// fc1's weight and bias come first in `Mlp::weights`: 4×16 + 16 values.
 const FC1: usize = 80;
@@ -57,7 +57,7 @@ fn unfreezing_at_an_epoch_trains_from_there_and_resumes_across_it() {
     let whole = run(two_phase(whole_dir.path(), 3, None)).unwrap();
     let initial = mlp(3).weights();
     let after_one =
-        dsl_runtime::inference::evaluate::load_checkpoint(&whole.run_dir, 1, classifier()).unwrap();
+        burn_experiment::inference::evaluate::load_checkpoint(&whole.run_dir, 1, classifier()).unwrap();
     assert_eq!(
         after_one.mlp.weights()[..FC1],
         initial[..FC1],
@@ -148,10 +148,10 @@ fn a_run_starts_from_exported_or_checkpointed_weights_exactly() {
 fn parameter_groups_take_their_own_rate_as_burns_per_group_scheduler_does() {
     use burn::lr_scheduler::LrSchedulerConfig;
     use burn::lr_scheduler::module_lr_scheduler::ModuleLrSchedulerConfig;
-    use dsl_runtime::config::spec::{GroupLr, Schedule};
+    use burn_experiment::config::spec::{GroupLr, Schedule};
     let dir = tempfile::tempdir().unwrap();
     let model = classifier();
-    let groups = dsl_runtime::model::tuning::lr_groups(
+    let groups = burn_experiment::model::tuning::lr_groups(
         &model,
         "mlp.",
         &[

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// 24 training steps and 6 validation batches an epoch.
 const TRAIN_STEPS: u64 = 24;

@@ -14,8 +14,8 @@ use crate::common::*;
 use burn::data::dataset::Dataset;
 use burn::optim::SgdConfig;
 use burn::tensor::Device;
-use dsl_runtime::checkpoint::Policy;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Policy;
+use burn_experiment::prelude::*;
 
 const CHILD: &str = "DSL_LONG_RUN_CHILD";
 

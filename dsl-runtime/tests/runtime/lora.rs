@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use burn::module::Module;
-use dsl_runtime::checkpoint::Resume;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Resume;
+use burn_experiment::prelude::*;
 
 use crate::common::*;
 use crate::tuned::{options, run};
@@ -32,7 +32,7 @@ fn effective(model: &Classifier) -> Vec<u32> {
 
 #[test]
 fn lora_trains_adapters_only_and_resumes_bit_for_bit() {
-    use dsl_runtime::config::spec::LoraSpec;
+    use burn_experiment::config::spec::LoraSpec;
     let _one = crate::one_at_a_time();
     let (whole_dir, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let lora = LoraSpec {

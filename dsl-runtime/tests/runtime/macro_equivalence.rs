@@ -9,7 +9,7 @@ use burn::lr_scheduler::module_lr_scheduler::ModuleLrScheduler;
 use burn::lr_scheduler::noam::NoamLrSchedulerConfig;
 use burn::optim::{AdamConfig, SgdConfig};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 training! {
     /// The seed task exactly as the runtime tests run it by hand.
@@ -296,7 +296,7 @@ fn burns_own_schedulers_are_the_schedule_step_for_step() {
     let resumed = BurnScheduled::with_config(
         BurnScheduledConfig {
             artifacts,
-            resume: Some(dsl_runtime::checkpoint::Resume::Latest),
+            resume: Some(burn_experiment::checkpoint::Resume::Latest),
             ..config
         },
         &run_device(),
@@ -334,7 +334,7 @@ fn a_named_schedule_without_a_base_rate_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let config = BurnScheduledConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
-        lr_schedule: dsl_runtime::config::spec::Schedule::Cosine { min_lr: 0.0 },
+        lr_schedule: burn_experiment::config::spec::Schedule::Cosine { min_lr: 0.0 },
         ..BurnScheduled::config()
     };
     let err = BurnScheduled::with_config(config, &run_device())

@@ -12,10 +12,10 @@ use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, FloatDType, Tensor};
 use burn::train::metric::{Adaptor, ClassReduction, Metric, MetricMetadata, Numeric};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
-use dsl_runtime::checkpoint::Resume;
-use dsl_runtime::config::precision::Precision;
-use dsl_runtime::fit::precision::backward;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Resume;
+use burn_experiment::config::precision::Precision;
+use burn_experiment::fit::precision::backward;
+use burn_experiment::prelude::*;
 
 /// [`Classifier`] back-propagating through `precision::backward`, which applies an f16
 /// run's loss scale: what a `TrainStep` of one's own does to train in f16.
@@ -208,7 +208,7 @@ fn hand_low(dtype: FloatDType, mut scale: Option<f32>, epochs: usize) -> HandLow
             .set_device(device.clone())
             .build(burn::data::dataset::transform::ShuffledDataset::new(
                 samples(0..96),
-                dsl_runtime::data::epoch_seed(3, epoch),
+                burn_experiment::data::epoch_seed(3, epoch),
             ));
         for batch in train.iter() {
             let batch = batch.expect("in memory").cast_floats(dtype);

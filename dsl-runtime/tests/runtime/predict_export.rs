@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::inference::predict::{predict, write_predictions};
-use dsl_runtime::model::weights::{export_safetensors, load_weights};
-use dsl_runtime::prelude::*;
+use burn_experiment::inference::predict::{predict, write_predictions};
+use burn_experiment::model::weights::{export_safetensors, load_weights};
+use burn_experiment::prelude::*;
 
 #[test]
 fn predict_gives_each_batchs_output_in_order_and_the_csv_one_row_per_sample() {

@@ -2,7 +2,7 @@
 //! root. A name missing there fails this file's build.
 
 #[allow(unused_imports)]
-use dsl_runtime::{
+use burn_experiment::{
     Batch, Callback, Control, Data, EpochEnd, Evaluation, Fit, FitError, FitOptions, FitReport,
     History, RunEnd, RunStart, Split, StepEnd, StepOutput, metric, rand, training,
 };

@@ -7,9 +7,9 @@ use crate::common::run_device;
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
 use clap::Parser;
-use dsl_runtime::app::cli::Args;
-use dsl_runtime::app::verify::Recorded;
-use dsl_runtime::prelude::*;
+use burn_experiment::app::cli::Args;
+use burn_experiment::app::verify::Recorded;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, Sample, SampleBatcher};
 
 /// Whether training sample 20 (in the second batch) is altered: the dataset "changed on disk"

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
-use dsl_runtime::prelude::*;
+use burn_experiment::output::tensorboard::{EVENTS_FILE, read_scalars};
+use burn_experiment::prelude::*;
 
 fn seed_fit(artifacts: &std::path::Path) -> Fit<Classifier> {
     Fit::new(classifier(), SgdConfig::new().init(), 0.1).with_options(|o| {
@@ -137,7 +137,7 @@ fn every_metric_kind_is_driven_and_lands_in_range() {
         assert!(v > 0.0, "{key} = {v}");
     }
     assert!(last(Split::Valid, "perplexity") >= 1.0);
-    let summary = dsl_runtime::output::summary_table(&report.history);
+    let summary = burn_experiment::output::summary_table(&report.history);
     assert!(summary.contains("| valid | auroc "), "{summary}");
     assert_eq!(summary.lines().count(), 2 + 10);
 }

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use burn::optim::{AdamConfig, SgdConfig};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 fn setup(shuffle: Option<u64>, grad_accumulation: usize) -> HandSetup {
     HandSetup {

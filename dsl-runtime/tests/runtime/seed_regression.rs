@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use burn::optim::AdamConfig;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[test]
 fn adam_regression_is_bit_identical_and_its_epoch_loss_is_sample_weighted() {

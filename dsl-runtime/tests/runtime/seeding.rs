@@ -9,7 +9,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig, Relu};
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// The seed MLP built the way a model config builds one: its parameters are lazy, drawn where
 /// and when they are first used.
@@ -177,7 +177,7 @@ fn a_step_draws_from_its_batchs_own_stream_so_a_resumed_run_draws_the_same() {
         &run_device().autodiff(),
     );
     let resumed = masked(dir.path(), 3, |o| {
-        o.resume = Some(dsl_runtime::checkpoint::Resume::Latest);
+        o.resume = Some(burn_experiment::checkpoint::Resume::Latest);
     });
     assert_eq!(whole.history.train_losses().len(), 18);
     assert_bit_identical(

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use burn::optim::{AdamConfig, GradientsParams, SgdConfig};
 use burn::tensor::Gradients;
 use burn::train::ClassificationOutput;
-use dsl_runtime::config::spec::{NamedOptimizer, OptimizerSpec, Schedule};
-use dsl_runtime::fit::steps::{Play, several};
-use dsl_runtime::prelude::*;
+use burn_experiment::config::spec::{NamedOptimizer, OptimizerSpec, Schedule};
+use burn_experiment::fit::steps::{Play, several};
+use burn_experiment::prelude::*;
 
 use crate::common::*;
 

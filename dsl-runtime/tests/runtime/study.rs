@@ -7,13 +7,13 @@ use std::path::Path;
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::app::search::prune::Pruner;
-use dsl_runtime::app::search::sampler::Sampler;
-use dsl_runtime::app::search::space::{Dist, Param};
-use dsl_runtime::app::search::study::{Definition, Objective, State, Study};
-use dsl_runtime::app::search::{Prepared, TrialRun, report};
-use dsl_runtime::checkpoint::Policy;
-use dsl_runtime::prelude::*;
+use burn_experiment::app::search::prune::Pruner;
+use burn_experiment::app::search::sampler::Sampler;
+use burn_experiment::app::search::space::{Dist, Param};
+use burn_experiment::app::search::study::{Definition, Objective, State, Study};
+use burn_experiment::app::search::{Prepared, TrialRun, report};
+use burn_experiment::checkpoint::Policy;
+use burn_experiment::prelude::*;
 
 fn definition() -> Definition {
     Definition {

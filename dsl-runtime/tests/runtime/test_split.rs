@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::Policy;
-use dsl_runtime::fit::{TestPlan, TestSplit};
-use dsl_runtime::inference::evaluate::{evaluate, load_checkpoint};
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Policy;
+use burn_experiment::fit::{TestPlan, TestSplit};
+use burn_experiment::inference::evaluate::{evaluate, load_checkpoint};
+use burn_experiment::prelude::*;
 
 fn options(dir: &Path, best: Option<&str>) -> FitOptions {
     let mut checkpoint = vec![Policy::KeepLast { n: 1 }];
@@ -98,10 +98,10 @@ fn the_best_checkpoint_is_measured_and_written_with_the_run() {
     assert!(summary.contains("| accuracy |"), "{summary}");
     // The rest of the record names the split too: the event file holds its values exactly,
     // and config.json lists its metrics.
-    let scalars = dsl_runtime::output::tensorboard::read_scalars(
+    let scalars = burn_experiment::output::tensorboard::read_scalars(
         &report
             .run_dir
-            .join(dsl_runtime::output::tensorboard::EVENTS_FILE),
+            .join(burn_experiment::output::tensorboard::EVENTS_FILE),
     )
     .unwrap();
     for (key, value) in &test.values {

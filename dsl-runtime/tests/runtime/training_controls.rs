@@ -2,8 +2,8 @@
 
 use crate::common::*;
 use burn::optim::SgdConfig;
-use dsl_runtime::config::spec::{EarlyStopping, GradClip};
-use dsl_runtime::prelude::*;
+use burn_experiment::config::spec::{EarlyStopping, GradClip};
+use burn_experiment::prelude::*;
 
 fn one_step(clip: Option<GradClip>) -> Vec<f32> {
     let dir = tempfile::tempdir().unwrap();
@@ -154,8 +154,8 @@ fn early_stopping_ends_the_run_after_patience_epochs_without_improvement() {
 /// the rate halves from epoch 3 on (patience 0), and a resume lowers it at the same epochs.
 #[test]
 fn a_plateau_schedule_lowers_the_rate_from_the_history_and_resumes_exactly() {
-    use dsl_runtime::checkpoint::{Policy, Resume};
-    use dsl_runtime::config::spec::Schedule;
+    use burn_experiment::checkpoint::{Policy, Resume};
+    use burn_experiment::config::spec::Schedule;
     let schedule = Schedule::Plateau {
         split: Split::Valid,
         metric: "batches".into(),
@@ -388,7 +388,7 @@ fn a_hook_named_after_an_optimizer_needs_several() {
 #[test]
 fn a_hook_at_each_epoch_end_writes_into_the_run_and_its_error_stops_the_run() {
     let fit = |dir: &std::path::Path,
-               hook: dsl_runtime::fit::model_hooks::AtEpochEnd<Classifier>| {
+               hook: burn_experiment::fit::model_hooks::AtEpochEnd<Classifier>| {
         Fit::new(classifier(), SgdConfig::new().init(), 0.1)
             .with_options(|o| {
                 o.artifacts = dir.to_owned();

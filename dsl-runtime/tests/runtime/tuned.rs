@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use burn::optim::SgdConfig;
-use dsl_runtime::checkpoint::Policy;
-use dsl_runtime::prelude::*;
+use burn_experiment::checkpoint::Policy;
+use burn_experiment::prelude::*;
 
 use crate::common::*;
 

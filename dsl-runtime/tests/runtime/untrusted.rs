@@ -4,16 +4,16 @@
 //! a resume that ends exactly as an uninterrupted run — never a panic.
 //!
 //! `FUZZ_CASES` sets the cases per file kind (100 by default, the run `.ci/run` does); the long
-//! run is `FUZZ_CASES=10000 cargo test -p dsl-runtime --test runtime untrusted -- --nocapture`.
+//! run is `FUZZ_CASES=10000 cargo test -p burn-experiment --test runtime untrusted -- --nocapture`.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use crate::common::*;
 use burn::optim::AdamConfig;
-use dsl_runtime::app::cli::Args;
-use dsl_runtime::checkpoint::{CheckpointDir, Policy, Resume};
-use dsl_runtime::prelude::*;
+use burn_experiment::app::cli::Args;
+use burn_experiment::checkpoint::{CheckpointDir, Policy, Resume};
+use burn_experiment::prelude::*;
 
 fn options(dir: &Path, epochs: usize, resume: Option<Resume>) -> FitOptions {
     FitOptions {
@@ -297,7 +297,7 @@ struct Config {
     lr: f64,
     batch_size: usize,
     shuffle: Option<u64>,
-    optimizer: dsl_runtime::config::spec::OptimizerSpec,
+    optimizer: burn_experiment::config::spec::OptimizerSpec,
     checkpoint: Option<Vec<Policy>>,
 }
 
@@ -308,7 +308,7 @@ fn untrusted_config_files() {
         lr: 0.1,
         batch_size: 16,
         shuffle: Some(7),
-        optimizer: dsl_runtime::config::spec::OptimizerSpec::Adam {
+        optimizer: burn_experiment::config::spec::OptimizerSpec::Adam {
             beta_1: 0.9,
             beta_2: 0.999,
             epsilon: 1e-5,

@@ -2,7 +2,7 @@
 //! is measured on samples 120..180 (`test.*` rows in `metrics.csv`, `metrics.test` in
 //! `config.json`). The MLflow tests (`tests/mlflow.rs`) track it.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

@@ -63,7 +63,7 @@ struct Outcome {
     metrics_csv: String,
     /// The TensorBoard file's values, in tag and step order: rewritten at each resume from
     /// the checkpoint, it must hold each value once, as an uninterrupted run's does.
-    events: Vec<dsl_runtime::output::tensorboard::Scalar>,
+    events: Vec<burn_experiment::output::tensorboard::Scalar>,
     weights: Vec<u32>,
     /// The moving average of the weights, for a run with `ema`.
     averaged: Option<Vec<u32>>,
@@ -104,7 +104,7 @@ fn outcome(artifacts: &Path) -> Outcome {
     Outcome {
         metrics_csv: std::fs::read_to_string(run.join("metrics.csv")).unwrap(),
         events: {
-            use dsl_runtime::output::tensorboard::{EVENTS_FILE, read_scalars};
+            use burn_experiment::output::tensorboard::{EVENTS_FILE, read_scalars};
             let mut events = read_scalars(&run.join(EVENTS_FILE)).unwrap();
             events.sort_by(|a, b| (&a.tag, a.step).cmp(&(&b.tag, b.step)));
             events
@@ -204,7 +204,7 @@ fn kill_9_then_resume(flags: &[&str]) {
     let full_ms = started.elapsed().as_millis() as u64;
     let reference = outcome(reference_dir.path());
     let kept = |dir: &Path| {
-        dsl_runtime::checkpoint::CheckpointDir::new(&run_dir(dir))
+        burn_experiment::checkpoint::CheckpointDir::new(&run_dir(dir))
             .epochs()
             .unwrap()
     };
@@ -236,7 +236,7 @@ fn kill_9_then_resume(flags: &[&str]) {
             continue;
         }
         kills += 1;
-        let checkpoints = dsl_runtime::checkpoint::CheckpointDir::new(&run_dir(&artifacts));
+        let checkpoints = burn_experiment::checkpoint::CheckpointDir::new(&run_dir(&artifacts));
         let newest = checkpoints.epochs().unwrap().last().copied();
         let inside = checkpoints.has_interrupted();
         resumed_from.push(newest);

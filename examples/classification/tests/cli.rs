@@ -376,7 +376,7 @@ fn a_full_disk_fails_cleanly_and_loses_no_checkpoint() {
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     // Nothing half-written is visible: every checkpoint there loads, and epoch 2 is the newest.
     let checkpoints =
-        dsl_runtime::checkpoint::CheckpointDir::new(&dir.path().join("three_class/run-1"));
+        burn_experiment::checkpoint::CheckpointDir::new(&dir.path().join("three_class/run-1"));
     assert_eq!(checkpoints.epochs().unwrap(), [1, 2]);
     for epoch in [1, 2] {
         checkpoints.load(epoch).expect("an intact checkpoint");

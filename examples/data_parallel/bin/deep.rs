@@ -11,7 +11,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[allow(dead_code)]
 #[path = "../../bench/tasks.rs"]

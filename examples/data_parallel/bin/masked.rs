@@ -4,7 +4,7 @@
 
 use burn::nn::{Dropout, DropoutConfig};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// The seed MLP with dropout on its input features.

@@ -3,7 +3,7 @@
 //! with `--set grad_accumulation=2`, the same run.
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// The benchmark's tasks, of which this binary trains the medium one.
 #[allow(dead_code)]

@@ -2,7 +2,7 @@
 //! `mpirun` rather than train one full run per process.
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

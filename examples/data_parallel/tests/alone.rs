@@ -45,7 +45,7 @@ fn under_a_launcher_without_the_feature_it_refuses_naming_the_feature() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("launched as one of 2 processes, but this binary was built without MPI")
-            && stderr.contains("`mpi` feature of dsl-runtime"),
+            && stderr.contains("`mpi` feature of burn-experiment"),
         "{stderr}"
     );
     assert!(

@@ -5,12 +5,12 @@
 use std::path::Path;
 
 use burn::tensor::Device;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use finetune::{FineTune, FineTuneConfig, Pretrain, PretrainConfig};
 
 fn test_device() -> Device {
     let name = std::env::var("DSL_TEST_DEVICE").unwrap_or_else(|_| "flex".to_owned());
-    dsl_runtime::config::device::parse(&name)
+    burn_experiment::config::device::parse(&name)
         .unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
 }
 

@@ -1,7 +1,7 @@
 //! The figures the README states: the pretrained model fails the relabelled task, the
 //! fine-tuned one passes it.
 
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use finetune::{Pretrain, pretrain_then_fine_tune, relabelled};
 use seed::SampleBatcher;
 
@@ -16,7 +16,7 @@ fn fine_tuning_from_the_exported_weights_learns_the_second_task() {
     let (pretrained, tuned) = pretrain_then_fine_tune(
         &dir.path().to_string_lossy(),
         &device,
-        dsl_runtime::Precision::F32,
+        burn_experiment::Precision::F32,
     )
     .unwrap();
     let accuracy = |report: &FitReport<_>| -> Vec<f64> {

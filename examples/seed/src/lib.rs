@@ -52,7 +52,7 @@ pub struct Batch {
 
 /// A 16-bit run (`--precision bf16`) casts the features and the regression targets; the class
 /// indices stay integers.
-impl dsl_runtime::CastFloats for Batch {
+impl burn_experiment::CastFloats for Batch {
     fn cast_floats(self, dtype: burn::tensor::FloatDType) -> Self {
         Batch {
             x: self.x.cast(dtype),

@@ -4,8 +4,8 @@ use sequences::{Sequences, SequencesConfig};
 
 /// The experiment trained in `precision`, and its last validation accuracy.
 fn train(
-    precision: dsl_runtime::Precision,
-) -> (dsl_runtime::FitReport<sequences::SequencesModel>, f64) {
+    precision: burn_experiment::Precision,
+) -> (burn_experiment::FitReport<sequences::SequencesModel>, f64) {
     let dir = tempfile::tempdir().unwrap();
     let config = SequencesConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),
@@ -16,7 +16,7 @@ fn train(
         Sequences::with_options(config, &burn::tensor::Device::flex(), |o| o.quiet = true).unwrap();
     let accuracy = report
         .history
-        .get(dsl_runtime::Split::Valid, "accuracy")
+        .get(burn_experiment::Split::Valid, "accuracy")
         .unwrap()
         .values();
     let last = *accuracy.last().unwrap();
@@ -25,7 +25,7 @@ fn train(
 
 #[test]
 fn variable_length_sequences_are_classified_through_the_mask() {
-    let (_, last) = train(dsl_runtime::Precision::F32);
+    let (_, last) = train(burn_experiment::Precision::F32);
     assert!(last >= 95.0, "valid accuracy {last}");
     // Lengths vary within a batch: the padding is real.
     let lengths: Vec<usize> = (0..20)
@@ -39,7 +39,7 @@ fn variable_length_sequences_are_classified_through_the_mask() {
 /// type of the embeddings it multiplies (`.cast(embedded.dtype())`), and still classifies.
 #[test]
 fn in_bf16_the_model_casts_the_floats_it_builds_and_still_classifies() {
-    let (report, last) = train(dsl_runtime::Precision::Bf16);
+    let (report, last) = train(burn_experiment::Precision::Bf16);
     assert!(last >= 95.0, "bf16 valid accuracy {last}");
     assert!(
         report

@@ -5,7 +5,7 @@
 //! with loss scaling; `--export FILE` writes bf16 weights (`--precision f32` the f32 ones).
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use shapes::{Cnn, ImageBatch, ImageBatcher, images};
 
 training! {

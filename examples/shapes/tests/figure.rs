@@ -3,7 +3,7 @@
 
 use shapes::{Shapes, ShapesConfig};
 
-fn train(workers: usize) -> dsl_runtime::FitReport<shapes::ShapesModel> {
+fn train(workers: usize) -> burn_experiment::FitReport<shapes::ShapesModel> {
     let dir = tempfile::tempdir().unwrap();
     let config = ShapesConfig {
         artifacts: dir.path().to_string_lossy().into_owned(),

@@ -7,7 +7,7 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::Device;
 use burn::train::RegressionOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 /// One sample. `#[derive(Batch)]` writes `PointBatch` (`x: Tensor<2>` `[n, 2]`,
 /// `y: Tensor<2>` `[n, 1]`) and `PointBatcher`.

@@ -1,4 +1,4 @@
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Batch)]
 struct Sample {

@@ -5,8 +5,8 @@ use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor, TensorReadError};
-use dsl_runtime::metric::Mean;
-use dsl_runtime::prelude::*;
+use burn_experiment::metric::Mean;
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Window {

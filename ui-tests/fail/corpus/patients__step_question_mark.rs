@@ -5,7 +5,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::tensor::{Device, Tensor};
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Patient {

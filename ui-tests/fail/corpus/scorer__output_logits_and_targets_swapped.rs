@@ -4,8 +4,8 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Signal {

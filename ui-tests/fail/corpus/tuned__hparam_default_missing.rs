@@ -6,8 +6,8 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig, Relu};
 use burn::tensor::{Device, TensorReadError, activation};
 use burn::train::ClassificationOutput;
-use dsl_runtime::metric::{Epoch, EpochMetric, Mean};
-use dsl_runtime::prelude::*;
+use burn_experiment::metric::{Epoch, EpochMetric, Mean};
+use burn_experiment::prelude::*;
 
 #[derive(Clone, Debug, Batch)]
 pub struct Flower {

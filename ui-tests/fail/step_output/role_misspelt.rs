@@ -1,7 +1,7 @@
 // `#[los]` is rustc's one error, with its fix: the derive takes the field as the loss it
 // meant, and adds no "needs its loss" of its own.
 use burn::tensor::{Int, Tensor};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 
 #[derive(StepOutput)]
 struct Output {

@@ -1,5 +1,5 @@
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::Device;
 use seed::{Batch, Mlp, Sample, samples};

@@ -1,6 +1,6 @@
 use burn::train::ClassificationOutput;
 use burn::train::metric::AccuracyMetric;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

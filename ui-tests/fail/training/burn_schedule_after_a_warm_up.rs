@@ -1,6 +1,6 @@
 use burn::lr_scheduler::noam::NoamLrSchedulerConfig;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

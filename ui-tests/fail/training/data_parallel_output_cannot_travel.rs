@@ -1,5 +1,5 @@
 use burn::tensor::{Int, Tensor};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// An output with a field of no role: it cannot be rebuilt on another process.

@@ -1,6 +1,6 @@
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// Items of another kind than the seed batcher takes.

@@ -1,6 +1,6 @@
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::tensor::Tensor;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// A regression output: its targets are values, not class indices.

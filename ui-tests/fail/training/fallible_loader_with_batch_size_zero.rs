@@ -1,6 +1,6 @@
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, Sample, SampleBatcher, samples};
 
 /// A loader as most are: reading a file, it can fail, and the experiment says `?`.

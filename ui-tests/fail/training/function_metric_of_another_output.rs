@@ -1,6 +1,6 @@
 use burn::train::{ClassificationOutput, RegressionOutput};
-use dsl_runtime::metric::Mean;
-use dsl_runtime::prelude::*;
+use burn_experiment::metric::Mean;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// The mean target of a regression batch.

@@ -1,4 +1,4 @@
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use gan::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
 training! {

@@ -1,7 +1,7 @@
 use burn::data::dataloader::batcher::Batcher;
 use burn::tensor::Device;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, Sample, SampleBatcher, samples};
 
 /// A batch type of the user's own, which does not implement `CastFloats`.

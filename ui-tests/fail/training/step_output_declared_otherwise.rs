@@ -1,7 +1,7 @@
 // The step's output type written by mistake (its body returns a `ClassificationOutput`): one
 // error, the mismatch at the body, not one more at `valid.accuracy`, which the body feeds.
 use burn::train::RegressionOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

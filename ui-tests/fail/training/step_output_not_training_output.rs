@@ -1,5 +1,5 @@
 use burn::tensor::Tensor;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

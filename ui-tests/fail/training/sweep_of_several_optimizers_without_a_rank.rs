@@ -1,6 +1,6 @@
 //! A sweep of a several-optimizer experiment without `best(..)`: nothing says which player's
 //! metric ranks the trials.
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use gan::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
 /// The mean of a step's loss, as a metric of the user's own.

@@ -153,7 +153,7 @@ fn other_forms(key: &str) -> Vec<&'static str> {
 
 /// The keys every experiment must have.
 fn required() -> Vec<&'static str> {
-    dsl_vocabulary::keys::KEYS
+    burn_experiment_vocabulary::keys::KEYS
         .iter()
         .filter(|k| k.required == "yes")
         .map(|k| k.name)
@@ -258,7 +258,7 @@ fn invocation(out: &mut Out, group: &Tok) {
             let to = &misspelt(&key);
             out.push("key misspelt", format!("{key} → {to}"), key_span, to, this);
         }
-        for synonym in dsl_vocabulary::synonyms::KEYS
+        for synonym in burn_experiment_vocabulary::synonyms::KEYS
             .iter()
             .filter(|s| s.ours == Some(key.as_str()))
         {
@@ -343,7 +343,7 @@ fn invocation(out: &mut Out, group: &Tok) {
                         this,
                     );
                     if key == "lr_schedule" {
-                        for synonym in dsl_vocabulary::synonyms::SCHEDULES
+                        for synonym in burn_experiment_vocabulary::synonyms::SCHEDULES
                             .iter()
                             .filter(|s| s.ours == Some(name.as_str()))
                         {
@@ -532,7 +532,7 @@ fn search(out: &mut Out, map: &Tok, this: (usize, usize)) {
             to,
             this,
         );
-        for synonym in dsl_vocabulary::synonyms::SEARCH
+        for synonym in burn_experiment_vocabulary::synonyms::SEARCH
             .iter()
             .filter(|s| s.ours == Some(key.as_str()))
         {
@@ -645,7 +645,7 @@ fn metrics(out: &mut Out, list: &Tok, this: (usize, usize)) {
                 "train" => "train_",
                 _ => continue,
             };
-            for synonym in dsl_vocabulary::synonyms::METRICS
+            for synonym in burn_experiment_vocabulary::synonyms::METRICS
                 .iter()
                 .filter(|s| s.ours == Some(name.as_str()) && s.theirs.starts_with(prefix))
             {

@@ -1,7 +1,7 @@
 //! Training items augmented with a per-item RNG: the same run twice, with 0 and 2 workers.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
-use dsl_runtime::rand::RngExt;
+use burn_experiment::prelude::*;
+use burn_experiment::rand::RngExt;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

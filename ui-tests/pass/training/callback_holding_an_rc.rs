@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 thread_local! {

@@ -3,7 +3,7 @@
 //! the same values written as literals, and a constant out of its range is refused at start-up
 //! by name.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 const LR: f64 = 0.1;

@@ -1,7 +1,7 @@
 //! A sample and an output written with the derives, checked by `training!` like Burn's types.
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::Mlp;
 
 #[derive(Clone, Debug, Batch)]

@@ -8,7 +8,7 @@ use burn::train::metric::{
     Metric, MetricAttributes, MetricMetadata, MetricName, Numeric, NumericAttributes,
     NumericEntry, SerializedEntry,
 };
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// Batches per epoch: reads nothing of the output (`()` input).

@@ -1,7 +1,7 @@
 //! Fine-tuning keys: weights to start from, a frozen layer until epoch 2, a moving average, a
 //! group at its own rate, another optimizer.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {
@@ -53,7 +53,7 @@ pub fn main() {
     )
     .unwrap();
     let file = dir.join("pretrained.safetensors");
-    dsl_runtime::model::weights::export_safetensors(&pretrained.model, &file).unwrap();
+    burn_experiment::model::weights::export_safetensors(&pretrained.model, &file).unwrap();
 
     let config = FineTune::config();
     assert_eq!(config.init_from.as_deref(), Some("pretrained.safetensors"));

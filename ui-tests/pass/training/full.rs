@@ -1,6 +1,6 @@
 //! Every key, with a doc comment; trains one short run into a temporary folder.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

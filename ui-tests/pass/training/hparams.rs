@@ -1,8 +1,8 @@
 //! The experiment's own hyperparameters, read as `config.<name>` by the model, the step, the
 //! loader, a metric and a callback, and swept; a metric from a function of the step output.
 use burn::train::ClassificationOutput;
-use dsl_runtime::metric::Mean;
-use dsl_runtime::prelude::*;
+use burn_experiment::metric::Mean;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// Stops after epoch `at`.

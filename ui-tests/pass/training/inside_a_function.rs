@@ -1,6 +1,6 @@
 //! `training!` inside a function body: its items are local to the function, and it trains.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 pub fn main() {

@@ -5,7 +5,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataset::{Dataset, DatasetError};
 use burn::prelude::*;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, Sample, SampleBatcher, sample, samples};
 
 /// Deliberately without `#[derive(Clone)]`.

@@ -4,7 +4,7 @@
 //! `ConfigOf<..>` and `ModelOf<..>`.
 use burn::config::Config;
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 /// The user's own model, named as the experiment's wrapper would be.

@@ -1,7 +1,7 @@
 //! Several optimizers with what names a metric by its step: `best(..)` and early stopping on a
 //! step's validation loss, a metric of the user's own on one step's output, and a sweep of one
 //! optimizer's rate.
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use gan::{Gan, GanLoss, SampleBatch, SampleBatcher, ring};
 
 /// The mean of a step's loss, as a metric of the user's own.

@@ -1,7 +1,7 @@
 //! `step(every_epochs = n)`: the rate decays once per `n` epochs, however many optimizer steps
 //! an epoch has (4 here), as PyTorch's `StepLR` does.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

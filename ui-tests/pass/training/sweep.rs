@@ -1,6 +1,6 @@
 //! A sweep over four trials, ranked by the checkpointed metric, with a device named.
 use burn::train::ClassificationOutput;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

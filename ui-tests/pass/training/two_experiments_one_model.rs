@@ -1,6 +1,6 @@
 //! Two experiments train the same model type with different steps: each gets its own wrapper.
 use burn::train::{ClassificationOutput, RegressionOutput};
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use seed::{Batch, Mlp, SampleBatcher, samples};
 
 training! {

@@ -18,7 +18,7 @@ pub const INTERNAL: &[&str] = &[
     "__private",
     "__dsl_",
     "dsl-runtime/src",
-    "dsl_runtime::model::contract",
+    "burn_experiment::model::contract",
     ".cargo/registry",
     "Portable",
     "sent_between_ranks",

@@ -311,7 +311,7 @@ impl Args {
         if let Some(lr) = self.lr.filter(|lr| !lr.is_finite()) {
             return Err(CliError(format!(
                 "--lr {lr}: the learning rate must be {}, e.g. `--lr 1e-3`",
-                dsl_vocabulary::bounds::of("lr").describe()
+                burn_experiment_vocabulary::bounds::of("lr").describe()
             )));
         }
         let typed = [
@@ -475,7 +475,7 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
             )));
         };
         // Spellings `training!` also accepts for an optimizer argument (`adam(beta1 = ..)`).
-        let part = match dsl_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
+        let part = match burn_experiment_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
             Some((alias, name)) if !map.contains_key(part) && map.contains_key(name) => {
                 say!("note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`");
                 name
@@ -503,7 +503,7 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
     };
     // Another trainer's word, answered with ours where ours is a key here (an SGD has no
     // `epsilon` to offer for `eps`).
-    use dsl_vocabulary::synonyms::{KEYS, OPTIMIZER_ARGS, find};
+    use burn_experiment_vocabulary::synonyms::{KEYS, OPTIMIZER_ARGS, find};
     let synonym = find(KEYS, part)
         .or_else(|| find(OPTIMIZER_ARGS, part))
         .filter(|s| s.words().all(|ours| keys.contains(&ours)));
@@ -511,7 +511,7 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
         .contains(&part)
         .then(|| where_the_rate_is(map))
         .flatten();
-    let fix = match (rates, synonym, dsl_vocabulary::closest(part, &keys)) {
+    let fix = match (rates, synonym, burn_experiment_vocabulary::closest(part, &keys)) {
         (Some(fix), ..) => fix,
         (None, Some(synonym), _) => synonym.help(),
         (None, None, Some(close)) => format!("did you mean `{close}`?"),

@@ -175,7 +175,7 @@ pub fn definition(
     };
     if !recorded.is_empty() && !recorded.contains(&objective.metric) {
         let known: Vec<&str> = recorded.iter().map(String::as_str).collect();
-        let close = dsl_vocabulary::closest(&objective.metric, &known)
+        let close = burn_experiment_vocabulary::closest(&objective.metric, &known)
             .map_or_else(String::new, |c| format!("did you mean `{c}`? "));
         return Err(CliError::new(format!(
             "the objective `{}` is not recorded: {close}this experiment records {}",
@@ -184,7 +184,7 @@ pub fn definition(
         )));
     }
     let (_, key) = objective.split_key();
-    if let Some(higher) = dsl_vocabulary::metrics::higher_is_better(key)
+    if let Some(higher) = burn_experiment_vocabulary::metrics::higher_is_better(key)
         && higher != objective.maximize
     {
         let (better, right) = if higher {
@@ -209,7 +209,7 @@ pub fn definition(
     let trials = flags
         .trials
         .or(declared.trials)
-        .unwrap_or(dsl_vocabulary::search::TRIALS);
+        .unwrap_or(burn_experiment_vocabulary::search::TRIALS);
     if trials == 0 {
         return Err(CliError::new("--trials 0: a study runs at least one trial"));
     }

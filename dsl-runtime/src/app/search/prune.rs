@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use dsl_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP};
+use burn_experiment_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP};
 
 /// A trial's objective per epoch, `(epoch, value)`, lower better.
 pub type Curve = [(usize, f64)];
@@ -36,7 +36,7 @@ impl Pruner {
             "asha" => Ok(Pruner::Asha),
             other => Err(format!(
                 "--prune `{other}`: the pruners are {}",
-                dsl_vocabulary::search::PRUNERS.join(", ")
+                burn_experiment_vocabulary::search::PRUNERS.join(", ")
             )),
         }
     }

@@ -17,7 +17,7 @@ use super::space::Param;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sampler {
-    /// Tree-structured Parzen Estimator after [`dsl_vocabulary::search::TPE_STARTUP`] random
+    /// Tree-structured Parzen Estimator after [`burn_experiment_vocabulary::search::TPE_STARTUP`] random
     /// trials.
     #[default]
     Tpe,
@@ -33,7 +33,7 @@ impl Sampler {
             "random" => Ok(Sampler::Random),
             other => Err(format!(
                 "--sampler `{other}`: the samplers are {}",
-                dsl_vocabulary::search::SAMPLERS.join(", ")
+                burn_experiment_vocabulary::search::SAMPLERS.join(", ")
             )),
         }
     }
@@ -49,7 +49,7 @@ impl Sampler {
         seen: &[(Vec<(String, Value)>, f64)],
     ) -> Vec<(String, Value)> {
         let mut rng = StdRng::seed_from_u64(mix(seed, trial as u64));
-        let modelled = self == Sampler::Tpe && seen.len() >= dsl_vocabulary::search::TPE_STARTUP;
+        let modelled = self == Sampler::Tpe && seen.len() >= burn_experiment_vocabulary::search::TPE_STARTUP;
         space
             .iter()
             .map(|param| {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use dsl_vocabulary::search::{self, Holds};
+use burn_experiment_vocabulary::search::{self, Holds};
 
 /// How one key is drawn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +66,7 @@ impl Dist {
             return Ok(Dist::Choice { values });
         }
         if !search::DISTRIBUTIONS.iter().any(|(n, _)| *n == name) {
-            let fix = match dsl_vocabulary::closest(name, &search::distribution_names()) {
+            let fix = match burn_experiment_vocabulary::closest(name, &search::distribution_names()) {
                 Some(close) => format!("did you mean `{close}`?"),
                 None => format!("the distributions are {names}"),
             };
@@ -159,9 +159,9 @@ impl Dist {
 
 /// The bound of a built-in key (an optimizer's rate is a rate); `None` for an own
 /// hyperparameter, whose type alone says.
-fn key_bound(key: &str) -> Option<dsl_vocabulary::bounds::Bound> {
+fn key_bound(key: &str) -> Option<burn_experiment_vocabulary::bounds::Bound> {
     let last = key.rsplit('.').next().unwrap_or(key);
-    dsl_vocabulary::bounds::BOUNDS
+    burn_experiment_vocabulary::bounds::BOUNDS
         .iter()
         .find(|(k, _)| *k == last)
         .map(|(_, b)| *b)

@@ -274,7 +274,7 @@ pub fn train_output<M: Module, O: StepOutput>(model: &M, output: O) -> TrainOutp
 #[diagnostic::on_unimplemented(
     message = "the batch `{Self}` cannot be cast to a 16-bit precision",
     label = "`precision` casts the batch's float tensors",
-    note = "build the batch with `#[derive(Batch)]`, or implement `dsl_runtime::CastFloats` for it: `fn cast_floats(self, dtype: FloatDType) -> Self` casting each float tensor with `.cast(dtype)`"
+    note = "build the batch with `#[derive(Batch)]`, or implement `burn_experiment::CastFloats` for it: `fn cast_floats(self, dtype: FloatDType) -> Self` casting each float tensor with `.cast(dtype)`"
 )]
 pub trait CastFloats {
     /// The batch with every float tensor cast to `dtype`.
@@ -354,7 +354,7 @@ pub fn confusion_input(logits: Tensor<2>, targets: Tensor<1, Int>) -> ConfusionS
 #[cfg(test)]
 mod tests {
     /// The note of a metric the output cannot feed is an attribute's literal: it must say what
-    /// the catalogue (`dsl_vocabulary::metrics`) says about which output feeds which metric.
+    /// the catalogue (`burn_experiment_vocabulary::metrics`) says about which output feeds which metric.
     #[test]
     fn the_note_of_a_metric_the_output_cannot_feed_follows_the_catalogue() {
         let source = include_str!("mod.rs");
@@ -395,7 +395,7 @@ mod tests {
                     .collect(),
             ),
         ];
-        for metric in dsl_vocabulary::metrics::METRICS {
+        for metric in burn_experiment_vocabulary::metrics::METRICS {
             for (output, named) in &groups {
                 let feeds = metric.outputs.split(", ").any(|o| o == *output);
                 assert_eq!(

@@ -10,7 +10,7 @@ use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, RegressionOutput, TrainOutput, TrainStep};
-use dsl_runtime::data::epoch_seed;
+use burn_experiment::data::epoch_seed;
 pub use seed::{Batch, Mlp, Sample, SampleBatcher, sample, samples};
 
 /// The classification experiment as Burn's Learner would see it.
@@ -73,7 +73,7 @@ pub fn device() -> Device {
 /// name whose backend was not built in fails every test that asks, never skips it.
 pub fn run_device() -> Device {
     let name = std::env::var("DSL_TEST_DEVICE").unwrap_or_else(|_| "flex".to_owned());
-    dsl_runtime::config::device::parse(&name)
+    burn_experiment::config::device::parse(&name)
         .unwrap_or_else(|e| panic!("DSL_TEST_DEVICE={name}: {e}"))
 }
 

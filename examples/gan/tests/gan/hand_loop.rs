@@ -5,7 +5,7 @@
 
 use burn::optim::{AdamConfig, RmsPropConfig};
 use burn::tensor::Device;
-use dsl_runtime::prelude::*;
+use burn_experiment::prelude::*;
 use gan::hand::{Run, hand_loop};
 use gan::{
     Gan, GanLoss, RingCritic, RingCriticConfig, RingGan, RingGanConfig, SampleBatch, SampleBatcher,
@@ -147,7 +147,7 @@ fn a_generator_counted_within_each_epoch_from_its_first_batch_is_burns_wgan_orde
     };
     RingCriticBurnOrder::with_config(part(1, None), &Device::flex()).unwrap();
     let resumed = RingCriticBurnOrder::with_config(
-        part(2, Some(dsl_runtime::checkpoint::Resume::Latest)),
+        part(2, Some(burn_experiment::checkpoint::Resume::Latest)),
         &Device::flex(),
     )
     .unwrap();
@@ -235,7 +235,7 @@ fn the_critic_clipped_after_each_of_its_steps_is_burns_wgan() {
     };
     RingWgan::with_config(part(1, None), &Device::flex()).unwrap();
     let resumed = RingWgan::with_config(
-        part(2, Some(dsl_runtime::checkpoint::Resume::Latest)),
+        part(2, Some(burn_experiment::checkpoint::Resume::Latest)),
         &Device::flex(),
     )
     .unwrap();
@@ -294,7 +294,7 @@ fn the_moving_average_of_the_generator_leaves_the_discriminator_as_trained() {
 /// validation losses land within 5 % of the f32 run's.
 #[test]
 fn both_players_train_in_16_bits_with_f32_weights() {
-    let run = |precision: dsl_runtime::Precision| {
+    let run = |precision: burn_experiment::Precision| {
         let dir = tempfile::tempdir().unwrap();
         let config = RingGanConfig {
             artifacts: dir.path().to_string_lossy().into_owned(),
@@ -311,8 +311,8 @@ fn both_players_train_in_16_bits_with_f32_weights() {
             .unwrap();
         *series.values().last().unwrap()
     };
-    let f32_run = run(dsl_runtime::Precision::F32);
-    for precision in [dsl_runtime::Precision::Bf16, dsl_runtime::Precision::F16] {
+    let f32_run = run(burn_experiment::Precision::F32);
+    for precision in [burn_experiment::Precision::Bf16, burn_experiment::Precision::F16] {
         let report = run(precision);
         for step in ["discriminator", "generator"] {
             let losses = &report
@@ -322,7 +322,7 @@ fn both_players_train_in_16_bits_with_f32_weights() {
                 .steps;
             assert_eq!(losses.len(), 32, "{precision:?} {step}: no step skipped");
             assert!(losses.iter().all(|v| v.is_finite()), "{precision:?} {step}");
-            if precision == dsl_runtime::Precision::Bf16 {
+            if precision == burn_experiment::Precision::Bf16 {
                 assert!(
                     losses.iter().all(|&v| (v as f32).to_bits() & 0xffff == 0),
                     "{step}: bf16 losses"
