@@ -118,7 +118,12 @@ fn entries(
             .into_iter()
             .filter_map(|table| burn_experiment_vocabulary::synonyms::find(table, &name))
             .find(|s| s.ours.is_none_or(|ours| known.contains(&ours)))
-            .or_else(|| burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::KEYS, &name));
+            .or_else(|| {
+                burn_experiment_vocabulary::synonyms::find(
+                    burn_experiment_vocabulary::synonyms::KEYS,
+                    &name,
+                )
+            });
             let typo =
                 closest(&name, known).filter(|k| synonym.is_none() || !seen.iter().any(|s| s == k));
             let synonym = synonym.filter(|_| typo.is_none());
@@ -1065,12 +1070,15 @@ pub(crate) fn optimizer_synonym(
     key: &Ident,
     optimizer: &burn_experiment_vocabulary::optimizer::Optimizer,
 ) -> Option<String> {
-    burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::OPTIMIZER_ARGS, &key.to_string())
-        .filter(|s| {
-            s.words()
-                .all(|ours| ours == "lr" || optimizer.arg(ours).is_some())
-        })
-        .map(|s| s.help())
+    burn_experiment_vocabulary::synonyms::find(
+        burn_experiment_vocabulary::synonyms::OPTIMIZER_ARGS,
+        &key.to_string(),
+    )
+    .filter(|s| {
+        s.words()
+            .all(|ours| ours == "lr" || optimizer.arg(ours).is_some())
+    })
+    .map(|s| s.help())
 }
 
 fn positional_optimizer_args(
@@ -1209,8 +1217,10 @@ fn schedule(input: ParseStream) -> syn::Result<Schedule> {
     }
     let name: Ident = input.parse()?;
     if !SCHEDULES.contains(&name.to_string().as_str()) {
-        let synonym =
-            burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::SCHEDULES, &name.to_string());
+        let synonym = burn_experiment_vocabulary::synonyms::find(
+            burn_experiment_vocabulary::synonyms::SCHEDULES,
+            &name.to_string(),
+        );
         let help = match (synonym, closest(&name.to_string(), SCHEDULES)) {
             (Some(synonym), _) => synonym.help(),
             (None, Some(close)) => format!("did you mean `{close}`?"),
@@ -1326,8 +1336,11 @@ fn burn_schedule(input: ParseStream) -> Option<Expr> {
             let name = name.to_string();
             SCHEDULES.contains(&name.as_str())
                 || closest(&name, SCHEDULES).is_some()
-                || burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::SCHEDULES, &name)
-                    .is_some()
+                || burn_experiment_vocabulary::synonyms::find(
+                    burn_experiment_vocabulary::synonyms::SCHEDULES,
+                    &name,
+                )
+                .is_some()
         }),
         _ => false,
     };
@@ -1400,8 +1413,10 @@ pub fn metric_ref(input: ParseStream) -> syn::Result<MetricRef> {
     let split: Ident = input.parse().map_err(form)?;
     // `val_loss`, `train_acc`: the split and the metric in one word, as Keras writes them.
     if !input.peek(Token![.])
-        && let Some(synonym) =
-            burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &split.to_string())
+        && let Some(synonym) = burn_experiment_vocabulary::synonyms::find(
+            burn_experiment_vocabulary::synonyms::METRICS,
+            &split.to_string(),
+        )
     {
         return Err(syn::Error::new(
             split.span(),
@@ -1563,15 +1578,20 @@ fn keras_metric(
     input: ParseStream,
 ) -> Option<(
     Ident,
-    (&'static str, &'static burn_experiment_vocabulary::synonyms::Synonym),
+    (
+        &'static str,
+        &'static burn_experiment_vocabulary::synonyms::Synonym,
+    ),
 )> {
     let fork = input.fork();
     let word: Ident = fork.parse().ok()?;
     if !(fork.is_empty() || fork.peek(Token![,])) {
         return None;
     }
-    let synonym =
-        burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &word.to_string())?;
+    let synonym = burn_experiment_vocabulary::synonyms::find(
+        burn_experiment_vocabulary::synonyms::METRICS,
+        &word.to_string(),
+    )?;
     synonym.ours?;
     let split = match synonym.theirs.split('_').next()? {
         "val" => "valid",
@@ -2048,7 +2068,9 @@ fn callbacks(input: ParseStream, errors: &mut Errors) -> syn::Result<Vec<Expr>> 
 
 /// The callback of another trainer `entry` builds (`EarlyStopping(monitor = ..)`,
 /// `ModelCheckpoint::new(..)`, `TensorBoard`), if it is one.
-fn foreign_callback(entry: &Expr) -> Option<&'static burn_experiment_vocabulary::synonyms::Synonym> {
+fn foreign_callback(
+    entry: &Expr,
+) -> Option<&'static burn_experiment_vocabulary::synonyms::Synonym> {
     let path = match entry {
         Expr::Call(call) => match &*call.func {
             Expr::Path(path) => &path.path,
@@ -2060,10 +2082,12 @@ fn foreign_callback(entry: &Expr) -> Option<&'static burn_experiment_vocabulary:
     };
     // `ModelCheckpoint::new(..)`: the type, before its constructor.
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-    segments
-        .iter()
-        .rev()
-        .find_map(|name| burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::CALLBACKS, name))
+    segments.iter().rev().find_map(|name| {
+        burn_experiment_vocabulary::synonyms::find(
+            burn_experiment_vocabulary::synonyms::CALLBACKS,
+            name,
+        )
+    })
 }
 
 fn policies(input: ParseStream) -> syn::Result<Vec<Policy>> {

@@ -1014,7 +1014,8 @@ fn arguments_in_range(optimizer: &Optimizer, errors: &mut Errors) {
     let Optimizer::Named { name, args, .. } = optimizer else {
         return;
     };
-    let spec = burn_experiment_vocabulary::optimizer::named(&name.to_string()).expect("parsed names are known");
+    let spec = burn_experiment_vocabulary::optimizer::named(&name.to_string())
+        .expect("parsed names are known");
     for (arg, value) in args {
         match spec.arg(&arg.to_string()) {
             None => err(
@@ -1096,7 +1097,9 @@ fn objective_direction(direction: &Ident, metric: &MetricRef, errors: &mut Error
     if metric.custom.is_some() || metric.step.is_some() {
         return;
     }
-    let Some(higher) = burn_experiment_vocabulary::metrics::higher_is_better(&metric.name.to_string()) else {
+    let Some(higher) =
+        burn_experiment_vocabulary::metrics::higher_is_better(&metric.name.to_string())
+    else {
         return;
     };
     let maximize = direction == "max";
@@ -1274,7 +1277,10 @@ fn check_metric_ref(metric: &MetricRef, splits: &[&str], errors: &mut Errors) ->
                 .map(|m| format!("{} ({})", m.name, m.outputs))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let synonym = burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::METRICS, &name);
+            let synonym = burn_experiment_vocabulary::synonyms::find(
+                burn_experiment_vocabulary::synonyms::METRICS,
+                &name,
+            );
             let hint = match (synonym, closest(&name, &names)) {
                 (Some(synonym), _) => synonym.help(),
                 (None, Some(k)) => format!("did you mean `{k}`?"),
@@ -1993,7 +1999,10 @@ fn varied_key(
         .copied()
         .chain(own.iter().map(String::as_str))
         .collect();
-    let synonym = burn_experiment_vocabulary::synonyms::find(burn_experiment_vocabulary::synonyms::KEYS, &name);
+    let synonym = burn_experiment_vocabulary::synonyms::find(
+        burn_experiment_vocabulary::synonyms::KEYS,
+        &name,
+    );
     let fix = match (synonym, closest(&name, &keys)) {
         (Some(synonym), _) => synonym.help(),
         (None, Some(close)) => format!("did you mean `{close}`?"),

@@ -95,9 +95,9 @@ mod via_value;
 // The public surface for users, besides the modules: the types an experiment file names.
 // Inside the crate every path is the real one (`crate::fit::Fit`, never `crate::Fit`), so the
 // module graph does not route through this file (`tests/runtime/module_graph.rs`).
+pub use burn_experiment_macros::{Batch, StepOutput, training};
 pub use config::options::FitOptions;
 pub use config::precision::Precision;
-pub use burn_experiment_macros::{Batch, StepOutput, training};
 pub use error::{FitError, SettingError};
 pub use fit::callback::{Callback, Control, EpochEnd, RunEnd, RunStart, StepEnd};
 pub use fit::{Data, Fit, FitReport};

@@ -11,8 +11,8 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::tensor::{Device, Tensor};
 use burn::train::ClassificationOutput;
-use data::{CLASSES, Part, WineBatch, WineBatcher, wines};
 use burn_experiment::prelude::*;
+use data::{CLASSES, Part, WineBatch, WineBatcher, wines};
 
 /// An MLP with one hidden layer.
 #[derive(Module, Debug)]

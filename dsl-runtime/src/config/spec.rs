@@ -282,7 +282,8 @@ impl OptimizerSpec {
                 ],
             ),
         };
-        let optimizer = burn_experiment_vocabulary::optimizer::named(name).expect("every variant is named");
+        let optimizer =
+            burn_experiment_vocabulary::optimizer::named(name).expect("every variant is named");
         for (key, value) in settings {
             let range = optimizer
                 .arg(key)

@@ -57,7 +57,8 @@ fn unfreezing_at_an_epoch_trains_from_there_and_resumes_across_it() {
     let whole = run(two_phase(whole_dir.path(), 3, None)).unwrap();
     let initial = mlp(3).weights();
     let after_one =
-        burn_experiment::inference::evaluate::load_checkpoint(&whole.run_dir, 1, classifier()).unwrap();
+        burn_experiment::inference::evaluate::load_checkpoint(&whole.run_dir, 1, classifier())
+            .unwrap();
     assert_eq!(
         after_one.mlp.weights()[..FC1],
         initial[..FC1],

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::common::run_device;
 use burn::data::dataset::InMemDataset;
 use burn::train::ClassificationOutput;
-use clap::Parser;
 use burn_experiment::app::cli::Args;
 use burn_experiment::app::verify::Recorded;
 use burn_experiment::prelude::*;
+use clap::Parser;
 use seed::{Batch, Mlp, Sample, SampleBatcher};
 
 /// Whether training sample 20 (in the second batch) is altered: the dataset "changed on disk"

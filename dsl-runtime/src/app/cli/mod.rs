@@ -475,7 +475,9 @@ fn set(config: &mut Value, path: &str, value: Value, source: &str) -> Result<(),
             )));
         };
         // Spellings `training!` also accepts for an optimizer argument (`adam(beta1 = ..)`).
-        let part = match burn_experiment_vocabulary::optimizer::aliases().find(|(alias, _)| *alias == part) {
+        let part = match burn_experiment_vocabulary::optimizer::aliases()
+            .find(|(alias, _)| *alias == part)
+        {
             Some((alias, name)) if !map.contains_key(part) && map.contains_key(name) => {
                 say!("note: {source}: `{alias}` is spelt `{name}` in the config; using `{name}`");
                 name
@@ -511,7 +513,11 @@ fn unknown_key(source: &str, path: &str, part: &str, map: &Map<String, Value>) -
         .contains(&part)
         .then(|| where_the_rate_is(map))
         .flatten();
-    let fix = match (rates, synonym, burn_experiment_vocabulary::closest(part, &keys)) {
+    let fix = match (
+        rates,
+        synonym,
+        burn_experiment_vocabulary::closest(part, &keys),
+    ) {
         (Some(fix), ..) => fix,
         (None, Some(synonym), _) => synonym.help(),
         (None, None, Some(close)) => format!("did you mean `{close}`?"),

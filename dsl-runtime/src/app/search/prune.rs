@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use burn_experiment_vocabulary::search::{ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP};
+use burn_experiment_vocabulary::search::{
+    ASHA_ETA, ASHA_MIN_EPOCHS, MEDIAN_STARTUP, MEDIAN_WARMUP,
+};
 
 /// A trial's objective per epoch, `(epoch, value)`, lower better.
 pub type Curve = [(usize, f64)];

@@ -49,7 +49,8 @@ impl Sampler {
         seen: &[(Vec<(String, Value)>, f64)],
     ) -> Vec<(String, Value)> {
         let mut rng = StdRng::seed_from_u64(mix(seed, trial as u64));
-        let modelled = self == Sampler::Tpe && seen.len() >= burn_experiment_vocabulary::search::TPE_STARTUP;
+        let modelled =
+            self == Sampler::Tpe && seen.len() >= burn_experiment_vocabulary::search::TPE_STARTUP;
         space
             .iter()
             .map(|param| {

@@ -66,7 +66,8 @@ impl Dist {
             return Ok(Dist::Choice { values });
         }
         if !search::DISTRIBUTIONS.iter().any(|(n, _)| *n == name) {
-            let fix = match burn_experiment_vocabulary::closest(name, &search::distribution_names()) {
+            let fix = match burn_experiment_vocabulary::closest(name, &search::distribution_names())
+            {
                 Some(close) => format!("did you mean `{close}`?"),
                 None => format!("the distributions are {names}"),
             };

@@ -312,7 +312,10 @@ fn both_players_train_in_16_bits_with_f32_weights() {
         *series.values().last().unwrap()
     };
     let f32_run = run(burn_experiment::Precision::F32);
-    for precision in [burn_experiment::Precision::Bf16, burn_experiment::Precision::F16] {
+    for precision in [
+        burn_experiment::Precision::Bf16,
+        burn_experiment::Precision::F16,
+    ] {
         let report = run(precision);
         for step in ["discriminator", "generator"] {
             let losses = &report
