@@ -21,12 +21,17 @@ pub const BURN_VERSION: &str = "0.22.1";
 /// Versions, git state and data fingerprints of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
-    /// This crate's version.
+    /// This crate's version (`dsl_runtime` in the records of 0.1, before the crate's rename).
+    #[serde(alias = "dsl_runtime")]
     pub burn_experiment: String,
     /// This crate's commit when it was built from a git work tree (a path or git dependency),
     /// with `+dirty` when its tracked files differed from it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dsl_runtime_commit: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "dsl_runtime_commit"
+    )]
+    pub burn_experiment_commit: Option<String>,
     /// Burn's version.
     pub burn: String,
     /// `rustc --version` of the compiler that built the binary.
@@ -109,7 +114,7 @@ impl Provenance {
     fn with_git(git: Option<GitState>) -> Self {
         Self {
             burn_experiment: env!("CARGO_PKG_VERSION").to_owned(),
-            dsl_runtime_commit: option_env!("DSL_RUNTIME_COMMIT").map(str::to_owned),
+            burn_experiment_commit: option_env!("DSL_RUNTIME_COMMIT").map(str::to_owned),
             burn: BURN_VERSION.to_owned(),
             rustc: env!("DSL_RUSTC_VERSION").to_owned(),
             cpu: Some(cpu_level().to_owned()),
@@ -133,15 +138,15 @@ impl Provenance {
             }
         };
         compare(
-            "dsl-runtime",
+            "burn-experiment",
             self.burn_experiment.clone(),
             now.burn_experiment.clone(),
         );
         let commit = |c: &Option<String>| c.clone().unwrap_or_else(|| "not from git".to_owned());
         compare(
-            "dsl-runtime commit",
-            commit(&self.dsl_runtime_commit),
-            commit(&now.dsl_runtime_commit),
+            "burn-experiment commit",
+            commit(&self.burn_experiment_commit),
+            commit(&now.burn_experiment_commit),
         );
         compare("burn", self.burn.clone(), now.burn.clone());
         compare("rustc", self.rustc.clone(), now.rustc.clone());
@@ -244,6 +249,21 @@ fn head_commit(project: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A run recorded by 0.1, when the crate was `dsl-runtime`, reads the same.
+    #[test]
+    fn a_record_of_the_crate_under_its_old_name_reads_the_same() {
+        let now = Provenance::untracked();
+        let mut old = serde_json::to_value(&now).unwrap();
+        let map = old.as_object_mut().unwrap();
+        let version = map.remove("burn_experiment").unwrap();
+        map.insert("dsl_runtime".to_owned(), version);
+        map.remove("burn_experiment_commit");
+        map.insert("dsl_runtime_commit".to_owned(), "abc+dirty".into());
+        let read: Provenance = serde_json::from_value(old).unwrap();
+        assert_eq!(read.burn_experiment, now.burn_experiment);
+        assert_eq!(read.burn_experiment_commit.as_deref(), Some("abc+dirty"));
+    }
+
     #[test]
     fn the_pinned_burn_version_is_the_one_recorded() {
         let manifest = include_str!("../../../Cargo.toml");
@@ -304,7 +324,7 @@ mod tests {
             && out.status.success()
         {
             let head = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            let recorded = untracked.dsl_runtime_commit.unwrap();
+            let recorded = untracked.burn_experiment_commit.unwrap();
             assert_eq!(recorded.trim_end_matches("+dirty").len(), head.len());
         }
     }
