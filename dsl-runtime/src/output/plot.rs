@@ -184,34 +184,45 @@ fn lr_find_chart<DB: DrawingBackend>(
         .y_desc("loss")
         .draw()?;
     let grey = RGBColor(160, 160, 160);
+    let loss = finite().map(|p| (p.0.log10(), p.1));
+    labelled_line(&mut chart, loss, (grey, 1), "loss".to_owned())?;
+    let smoothed = finite().map(|p| (p.0.log10(), p.2));
+    labelled_line(&mut chart, smoothed, (BLUE, 2), "smoothed".to_owned())?;
+    let (at, label) = (suggestion.log10(), format!("suggested {suggestion:.2e}"));
+    labelled_line(&mut chart, [(at, y.start), (at, y.end)], (RED, 2), label)?;
+    legend(&mut chart)
+}
+
+/// A chart over two `f64` axes, as every chart here is drawn.
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A line of `points` in `color`, `width` pixels wide, with its entry in the legend.
+fn labelled_line<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    (color, width): (RGBColor, u32),
+    label: String,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     chart
-        .draw_series(LineSeries::new(
-            finite().map(|p| (p.0.log10(), p.1)),
-            grey.stroke_width(1),
-        ))?
-        .label("loss")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-    chart
-        .draw_series(LineSeries::new(
-            finite().map(|p| (p.0.log10(), p.2)),
-            BLUE.stroke_width(2),
-        ))?
-        .label("smoothed")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-    let at = suggestion.log10();
-    chart
-        .draw_series(LineSeries::new(
-            [(at, y.start), (at, y.end)],
-            RED.stroke_width(2),
-        ))?
-        .label(format!("suggested {suggestion:.2e}"))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        .draw_series(LineSeries::new(points, color.stroke_width(width)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    Ok(())
+}
+
+/// The legend of the chart's labelled lines, on a translucent white box.
+fn legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .draw()?;
-    Ok(())
+        .draw()
 }
 
 fn scatter<DB: DrawingBackend>(
@@ -245,15 +256,9 @@ fn scatter<DB: DrawingBackend>(
         )
     }))?;
     if let Some(line) = line {
-        chart
-            .draw_series(LineSeries::new(line.iter().copied(), RED.stroke_width(2)))?
-            .label("best so far")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        let best = line.iter().copied();
+        labelled_line(&mut chart, best, (RED, 2), "best so far".to_owned())?;
+        legend(&mut chart)?;
     }
     Ok(())
 }
@@ -304,22 +309,14 @@ fn draw_curves<DB: DrawingBackend>(
         .draw()?;
     for (label, color, points) in curves {
         let line = points.iter().map(|&(e, v)| (e as f64, v));
-        chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        labelled_line(&mut chart, line.clone(), (color, 2), label)?;
         // Markers help read a few epochs; on long runs they would only blur the line (and cost
         // an SVG element each).
         if points.len() <= MARKERS_UP_TO {
             chart.draw_series(line.map(|p| Circle::new(p, 3, color.filled())))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    legend(&mut chart)
 }
 
 #[cfg(test)]
